@@ -1,0 +1,53 @@
+// Framing: a 4-byte big-endian length, then one msgpack value. Pure: bytes in, frames out.
+import { Packr } from 'msgpackr';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false });
+
+/** Largest frame a peer may send unless told otherwise (a full result with two 256 KiB streams fits). */
+export const DEFAULT_MAX_FRAME = 1024 * 1024;
+
+export class FrameError extends Error {
+  readonly code = 'bad_frame';
+}
+
+/** Encodes one value as a frame. */
+export function encodeFrame(value: unknown): Buffer {
+  const body = packr.pack(value);
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32BE(body.length, 0);
+  return Buffer.concat([head, body]);
+}
+
+/**
+ * Accumulates chunks and yields whole decoded frames. A length over `maxFrame` or a body that
+ * is not msgpack throws FrameError; the connection should then be dropped.
+ */
+export class FrameDecoder {
+  private buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly maxFrame: number = DEFAULT_MAX_FRAME) {}
+
+  /** Appends a chunk; returns the values of the frames it completed, in order. */
+  push(chunk: Buffer): unknown[] {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    const out: unknown[] = [];
+    for (;;) {
+      if (this.buf.length < 4) break;
+      const len = this.buf.readUInt32BE(0);
+      if (len > this.maxFrame) throw new FrameError(`frame of ${len} bytes exceeds the limit of ${this.maxFrame}`);
+      if (this.buf.length < 4 + len) break;
+      const body = this.buf.subarray(4, 4 + len);
+      this.buf = this.buf.subarray(4 + len);
+      try {
+        out.push(packr.unpack(body));
+      } catch (e) {
+        throw new FrameError(`frame is not valid msgpack: ${(e as Error).message}`);
+      }
+    }
+    return out;
+  }
+
+  /** Bytes held for an incomplete frame. */
+  get pending(): number {
+    return this.buf.length;
+  }
+}

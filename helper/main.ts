@@ -1,0 +1,193 @@
+// The per-pane helper: started by shell/tmux-run.zsh with the channel path; publishes the
+// enrollment, serves the broker on a 0600 socket, and ends with its shell.
+import { chmodSync, lstatSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
+import { checkRunDir } from './rundir.js';
+import { bootId, procStat } from './proc.js';
+import { freshId, paneGeneration, processGeneration, serverGeneration } from './generation.js';
+import { ShellChannel } from './shellchannel.js';
+import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from './record.js';
+import { AuditLog, auditPath } from './audit.js';
+import { socketTransport } from './transport.js';
+import { HelperService } from './service.js';
+
+/** Enrollment cannot go on; the shell has been told why. */
+class EnrollError extends Error {}
+
+/** Largest request frame: a 64 KiB script plus its authorization. */
+const MAX_REQUEST_FRAME = 128 * 1024;
+/** How often the helper checks that its shell (and the tmux server) still exist. */
+const WATCH_MS = 500;
+
+const log = (msg: string): void => {
+  process.stderr.write(`${new Date().toISOString()} tmux-run-helper[${process.pid}]: ${msg}\n`);
+};
+
+// The pane's ^C and a closing terminal are not for the helper; it ends with its shell instead.
+process.on('SIGINT', () => {});
+process.on('SIGHUP', () => {});
+
+function tmuxDisplay(socket: string, pane: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.env.TMUX_RUN_TMUX || 'tmux',
+      ['-S', socket, 'display-message', '-p', '-t', pane, '#{pane_id}\t#{pane_tty}\t#{pid}'],
+      { timeout: 5000 },
+      (e, out) => (e ? reject(e) : resolve(out.trim())),
+    );
+  });
+}
+
+async function main(): Promise<void> {
+  const base = process.argv[2];
+  if (!base) {
+    log('usage: main.js CHANNEL-PATH (started by shell/tmux-run.zsh)');
+    process.exit(2);
+  }
+  const shell = new ShellChannel(base);
+  try {
+    shell.open();
+  } catch (e) {
+    log(`cannot open the shell channel ${base}: ${(e as Error).message}`);
+    process.exit(1);
+  }
+  const fail = (reason: string): never => {
+    log(`enrollment failed: ${reason}`);
+    shell.fail(reason);
+    setTimeout(() => process.exit(1), 50);
+    throw new EnrollError(reason);
+  };
+
+  const dir = dirname(base);
+  try {
+    checkRunDir(dir);
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  const shellPid = process.ppid;
+  const shellStat = procStat(shellPid);
+  const paneId = process.env.TMUX_PANE ?? '';
+  const tmuxEnv = (process.env.TMUX ?? '').split(',');
+  const tmuxSocket = tmuxEnv[0] ?? '';
+  const serverPid = Number(tmuxEnv[1]);
+  if (!shellStat) fail('the shell that started the helper is gone');
+  if (!/^%[0-9]+$/.test(paneId) || !tmuxSocket || !Number.isInteger(serverPid)) fail('TMUX and TMUX_PANE do not name a tmux pane');
+  const serverStat = procStat(serverPid);
+  if (!serverStat) fail(`the tmux server (pid ${serverPid}) is not running`);
+
+  // One read-only question to tmux: does this pane exist on this server, with this shell's tty?
+  let shellTty = '';
+  try {
+    const [id, tty, pid] = (await tmuxDisplay(tmuxSocket, paneId)).split('\t');
+    if (id !== paneId) fail(`tmux does not know pane ${paneId}`);
+    if (Number(pid) !== serverPid) fail('TMUX names a different tmux server than the one answering on its socket');
+    shellTty = tty ?? '';
+    if (statSync(shellTty).rdev !== shellStat!.ttyNr) fail(`this shell is not running on pane ${paneId}'s terminal (${shellTty})`);
+  } catch (e) {
+    if (e instanceof EnrollError) throw e;
+    fail(`tmux could not describe pane ${paneId}: ${(e as Error).message.split('\n')[0]}`);
+  }
+
+  const boot = bootId();
+  const enrollment = freshId();
+  const gens = {
+    server_generation: serverGeneration(tmuxSocket, serverPid, serverStat!.startTicks, boot),
+    pane_id: paneId,
+    process_generation: processGeneration(shellPid, shellStat!.startTicks, boot),
+    enrollment_generation: enrollment,
+  };
+  const secret = randomBytes(32);
+  const sock = socketPath(dir, enrollment);
+  if (Buffer.byteLength(sock) > 107) fail(`the socket path ${sock} is too long for a Unix socket; set TMUX_RUN_DIR to a shorter directory`);
+  const record: EnrollmentRecord = {
+    version: 1,
+    ...gens,
+    generation: paneGeneration(gens),
+    tmux_socket: tmuxSocket,
+    tmux_server_pid: serverPid,
+    shell_pid: shellPid,
+    shell_start: shellStat!.startTicks,
+    shell_tty: shellTty,
+    helper_pid: process.pid,
+    socket: sock,
+    channel: base,
+    enrolled_at: new Date().toISOString(),
+    secret: secret.toString('hex'),
+  };
+
+  const alive = (): boolean =>
+    process.ppid === shellPid &&
+    procStat(shellPid)?.startTicks === shellStat!.startTicks &&
+    procStat(serverPid)?.startTicks === serverStat!.startTicks;
+
+  let server: Server | undefined;
+  let ending = false;
+  const service: HelperService = new HelperService({
+    record,
+    secret,
+    shell,
+    audit: new AuditLog(auditPath()),
+    alive,
+    onRevoke: () => end('revoked', 0),
+  });
+  const end = (why: string, code: number): void => {
+    if (ending) return;
+    ending = true;
+    log(`ending: ${why}`);
+    removeQuietly(recordPath(dir, enrollment));
+    removeQuietly(sock);
+    server?.close();
+    service.shutdown(why === 'revoked' ? 'the enrollment was revoked' : 'the enrolled shell has exited');
+    const finish = (): void => {
+      for (const suffix of ['.req', '.rsp', '.env']) removeQuietly(base + suffix);
+      shell.close();
+      process.exit(code);
+    };
+    // Let a stopped run report its outcome (and the audit trail record it) before leaving.
+    void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
+  };
+  process.on('SIGTERM', () => end('SIGTERM', 0));
+  shell.onclose = () => end('the shell closed its channel', 0);
+
+  const previousUmask = process.umask(0o077);
+  server = createServer({ allowHalfOpen: false }, (conn) => service.attach(socketTransport(conn, MAX_REQUEST_FRAME)));
+  server.maxConnections = 64;
+  await new Promise<void>((resolve, reject) => {
+    server!.once('error', reject);
+    server!.listen(sock, () => resolve());
+  }).catch((e: Error) => fail(`cannot listen on ${sock}: ${e.message}`));
+  process.umask(previousUmask);
+  chmodSync(sock, 0o600);
+  const st = lstatSync(sock);
+  if (!st.isSocket() || (st.mode & 0o077) !== 0) fail(`the socket ${sock} did not get mode 0600`);
+  try {
+    writeRecord(dir, record);
+  } catch (e) {
+    fail(`cannot write the enrollment record: ${(e as Error).message}`);
+  }
+
+  setInterval(() => {
+    if (!alive()) end('the shell or the tmux server is gone', 0);
+    else if (!existsQuiet(recordPath(dir, enrollment))) end('the enrollment record was removed', 0);
+  }, WATCH_MS);
+
+  shell.ready(record.generation);
+  log(`enrolled pane ${paneId} (generation ${record.generation}, shell ${shellPid})`);
+}
+
+function existsQuiet(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+main().catch((e: Error) => {
+  log(`fatal: ${e.message}`);
+  setTimeout(() => process.exit(1), 50);
+});

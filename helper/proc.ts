@@ -1,0 +1,76 @@
+// Read-only facts about processes from /proc: parent, group, terminal, start time.
+import { readFileSync } from 'node:fs';
+
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  ttyNr: number;
+  tpgid: number;
+  startTicks: string;
+}
+
+/** Parses /proc/PID/stat; undefined when the process is gone. Fields are counted after the last ')'. */
+export function procStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  return parseProcStat(pid, text);
+}
+
+/** Pure parser for the text of /proc/PID/stat (exported for tests). */
+export function parseProcStat(pid: number, text: string): ProcStat | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const f = text.slice(close + 2).trim().split(' ');
+  // f[0] is field 3 (state); field n is f[n - 3].
+  const num = (n: number): number => Number(f[n - 3]);
+  const start = f[22 - 3];
+  if (start === undefined) return undefined;
+  return {
+    pid,
+    ppid: num(4),
+    pgrp: num(5),
+    session: num(6),
+    ttyNr: num(7),
+    tpgid: num(8),
+    startTicks: start,
+  };
+}
+
+/** The umask of a live process (the Umask: line of /proc/PID/status), or undefined. */
+export function procUmask(pid: number): number | undefined {
+  try {
+    const m = /^Umask:\s*([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    return m?.[1] === undefined ? undefined : parseInt(m[1], 8);
+  } catch {
+    return undefined;
+  }
+}
+
+let bootIdCache: string | undefined;
+/** This boot's id: start times only name a process within one boot. */
+export function bootId(): string {
+  if (bootIdCache === undefined) {
+    try {
+      bootIdCache = readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+    } catch {
+      bootIdCache = 'unknown-boot';
+    }
+  }
+  return bootIdCache;
+}
+
+/** True when a process group still has members. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,100 @@
+// The enrollment record a helper publishes in the registry directory (0600, written atomically).
+import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface EnrollmentRecord {
+  version: 1;
+  pane_id: string;
+  /** The listed generation: a digest of the four below. */
+  generation: string;
+  server_generation: string;
+  process_generation: string;
+  enrollment_generation: string;
+  tmux_socket: string;
+  tmux_server_pid: number;
+  shell_pid: number;
+  shell_start: string;
+  shell_tty: string;
+  helper_pid: number;
+  /** The helper's Unix socket. */
+  socket: string;
+  /** Path prefix of the shell channel (FIFOs .req/.rsp, snapshot .env, log .log). */
+  channel: string;
+  enrolled_at: string;
+  /** HMAC key for this enrollment, hex. Only this user can read the file. */
+  secret: string;
+}
+
+export const recordPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}.json`);
+
+export const socketPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}.sock`);
+
+/** Writes the record 0600 under a temporary name, then renames it into place. */
+export function writeRecord(dir: string, rec: EnrollmentRecord): string {
+  const final = recordPath(dir, rec.enrollment_generation);
+  const tmp = join(dir, `.${rec.enrollment_generation}.tmp`);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, JSON.stringify(rec) + '\n');
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, final);
+  return final;
+}
+
+export class RecordError extends Error {}
+
+/** Reads one record file without following symlinks; refuses files others could read or write. */
+export function readRecord(path: string): EnrollmentRecord {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    throw new RecordError(`cannot open ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new RecordError(`${path} is not a regular file`);
+    if (st.uid !== process.getuid?.()) throw new RecordError(`${path} belongs to another user`);
+    if ((st.mode & 0o077) !== 0) throw new RecordError(`${path} is open to other users`);
+    if (st.size > 16384) throw new RecordError(`${path} is too large to be a record`);
+    const rec = JSON.parse(readFileSync(fd, 'utf8')) as EnrollmentRecord;
+    if (!isRecord(rec)) throw new RecordError(`${path} is not a valid enrollment record`);
+    return rec;
+  } catch (e) {
+    if (e instanceof RecordError) throw e;
+    throw new RecordError(`${path} is not a valid enrollment record`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const hex32 = /^[a-f0-9]{32}$/;
+function isRecord(r: unknown): r is EnrollmentRecord {
+  if (typeof r !== 'object' || r === null) return false;
+  const x = r as Record<string, unknown>;
+  return (
+    x.version === 1 &&
+    typeof x.pane_id === 'string' && /^%[0-9]{1,30}$/.test(x.pane_id) &&
+    typeof x.generation === 'string' && hex32.test(x.generation) &&
+    typeof x.server_generation === 'string' && x.server_generation.length > 0 && x.server_generation.length <= 128 &&
+    typeof x.process_generation === 'string' && hex32.test(x.process_generation) &&
+    typeof x.enrollment_generation === 'string' && hex32.test(x.enrollment_generation) &&
+    typeof x.tmux_socket === 'string' && typeof x.tmux_server_pid === 'number' &&
+    typeof x.shell_pid === 'number' && typeof x.shell_start === 'string' && typeof x.shell_tty === 'string' &&
+    typeof x.helper_pid === 'number' && typeof x.socket === 'string' && typeof x.channel === 'string' &&
+    typeof x.enrolled_at === 'string' && typeof x.secret === 'string' && /^[a-f0-9]{64}$/.test(x.secret)
+  );
+}
+
+/** Removes a file, ignoring one that is already gone. */
+export function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}

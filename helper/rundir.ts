@@ -1,0 +1,55 @@
+// The registry directory: where enrollment records, sockets and channels live, checked like tmux's.
+import { lstatSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** An unsafe or unusable registry directory; the message says what is wrong and how to fix it. */
+export class RunDirError extends Error {
+  readonly code = 'unsafe_directory';
+}
+
+/** Where the registry lives: TMUX_RUN_DIR, else $XDG_RUNTIME_DIR/tmux-run, else /tmp/tmux-run-UID. */
+export function resolveRunDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TMUX_RUN_DIR) return env.TMUX_RUN_DIR;
+  if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'tmux-run');
+  return `/tmp/tmux-run-${process.getuid?.() ?? 0}`;
+}
+
+/**
+ * Checks that `dir` is a real directory (not a symlink), owned by this user, with no group or
+ * other access; creates it 0700 when `create` and it is missing. Throws RunDirError otherwise.
+ */
+export function checkRunDir(dir: string, opts: { create?: boolean } = {}): string {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && opts.create) {
+      try {
+        mkdirSync(dir, { mode: 0o700 });
+      } catch (e2) {
+        throw new RunDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`);
+      }
+      st = lstatSync(dir);
+    } else if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new RunDirError(`the directory ${dir} does not exist (no pane has been enrolled yet)`);
+    } else {
+      throw new RunDirError(`cannot inspect ${dir}: ${(e as Error).message}`);
+    }
+  }
+  if (st.isSymbolicLink()) {
+    throw new RunDirError(`${dir} is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)`);
+  }
+  if (!st.isDirectory()) {
+    throw new RunDirError(`${dir} is not a directory (remove it or set TMUX_RUN_DIR)`);
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    throw new RunDirError(`${dir} belongs to uid ${st.uid}, not to you (uid ${uid}); remove it or set TMUX_RUN_DIR`);
+  }
+  if ((st.mode & 0o077) !== 0) {
+    throw new RunDirError(
+      `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 '${dir}'`,
+    );
+  }
+  return dir;
+}

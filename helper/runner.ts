@@ -1,0 +1,161 @@
+// One run: /bin/sh -c SCRIPT in its own session, output captured and bounded, ended exactly once.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import type { Completion } from './wire.js';
+import { groupAlive } from './proc.js';
+
+export interface RunSpec {
+  script: string;
+  cwd: string;
+  env: Record<string, string>;
+  umask: number | undefined;
+  stdoutLimit: number;
+  stderrLimit: number;
+}
+
+/** Why a run ended; the first reason wins and every flag of the result derives from it. */
+export type EndReason = 'completed' | 'output_limit_exceeded' | 'cancelled' | 'spawn_failed';
+
+export interface RunOutcome {
+  reason: EndReason;
+  completion?: Completion;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutBytes: number;
+  stderrBytes: number;
+  overflow?: 'stdout' | 'stderr';
+  durationMs: number;
+  error?: string;
+}
+
+/** How long output is still collected after /bin/sh exits. */
+export const DRAIN_MS = 50;
+/** How long a stopped group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 1000;
+
+/** Sends SIGTERM to a process group, then SIGKILL after a grace if anything is left. */
+export function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_MS): void {
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    return; // the group is empty
+  }
+  const t = setTimeout(() => {
+    if (groupAlive(pgid)) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+  }, graceMs);
+  t.unref();
+}
+
+const signalNumber = (name: NodeJS.Signals): number =>
+  (osConstants.signals as Record<string, number>)[name] ?? 255;
+
+export class Run {
+  readonly done: Promise<RunOutcome>;
+  pgid: number | undefined;
+  private child: ChildProcess | undefined;
+  private out: Buffer[] = [];
+  private err: Buffer[] = [];
+  stdoutBytes = 0;
+  stderrBytes = 0;
+  private reason: EndReason | undefined;
+  private overflow: 'stdout' | 'stderr' | undefined;
+  private completion: Completion | undefined;
+  private startedAt = 0;
+  private resolve!: (o: RunOutcome) => void;
+  private finished = false;
+
+  constructor(private readonly spec: RunSpec) {
+    this.done = new Promise((r) => (this.resolve = r));
+  }
+
+  /** Starts the script; returns its process group id, or undefined when it could not start. */
+  start(): number | undefined {
+    this.startedAt = performance.now();
+    const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
+    let child: ChildProcess;
+    try {
+      child = spawn('/bin/sh', ['-c', this.spec.script], {
+        cwd: this.spec.cwd,
+        env: this.spec.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (e) {
+      this.end('spawn_failed', (e as Error).message);
+      return undefined;
+    } finally {
+      if (previous !== undefined) process.umask(previous);
+    }
+    this.child = child;
+    if (child.pid === undefined) {
+      child.once('error', (e) => this.end('spawn_failed', e.message));
+      return undefined;
+    }
+    this.pgid = child.pid;
+    child.stdout!.on('data', (c: Buffer) => this.collect('stdout', c));
+    child.stderr!.on('data', (c: Buffer) => this.collect('stderr', c));
+    let closed = false;
+    child.once('close', () => {
+      closed = true;
+      if (this.completion) this.end('completed');
+    });
+    child.once('exit', (code, signal) => {
+      this.completion =
+        signal !== null
+          ? { state: 'signaled', exit_status: null, signal: signalNumber(signal) }
+          : { state: 'exited', exit_status: code ?? 0, signal: null };
+      if (closed) this.end('completed');
+      else setTimeout(() => this.end('completed'), DRAIN_MS);
+    });
+    return this.pgid;
+  }
+
+  private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
+    if (this.reason !== undefined) return;
+    const limit = which === 'stdout' ? this.spec.stdoutLimit : this.spec.stderrLimit;
+    const total = (which === 'stdout' ? this.stdoutBytes : this.stderrBytes) + chunk.length;
+    if (which === 'stdout') this.stdoutBytes = total;
+    else this.stderrBytes = total;
+    if (total > limit) {
+      this.overflow = which;
+      this.stop('output_limit_exceeded');
+      return;
+    }
+    (which === 'stdout' ? this.out : this.err).push(chunk);
+  }
+
+  /** Stops the run's process group (cancel or overflow); the outcome follows when /bin/sh exits. */
+  stop(reason: 'cancelled' | 'output_limit_exceeded'): void {
+    if (this.reason !== undefined || this.finished) return;
+    this.reason = reason;
+    if (this.pgid !== undefined) terminateGroup(this.pgid);
+    if (this.completion) this.end(reason);
+  }
+
+  private end(reason: EndReason, error?: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    const final = this.reason ?? reason;
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
+    // Whatever is left in the group (a `cmd &` holding the pipes) ends with the run.
+    if (this.pgid !== undefined && groupAlive(this.pgid)) terminateGroup(this.pgid);
+    this.resolve({
+      reason: final,
+      completion: this.completion,
+      stdout: Buffer.concat(this.out),
+      stderr: Buffer.concat(this.err),
+      stdoutBytes: this.stdoutBytes,
+      stderrBytes: this.stderrBytes,
+      overflow: this.overflow,
+      durationMs: Math.round(performance.now() - this.startedAt),
+      error,
+    });
+  }
+}

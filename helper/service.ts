@@ -1,0 +1,340 @@
+// The helper's service: authorizes each request, queues runs in arrival order, runs them one at a
+// time in the shell's current state, reports each outcome exactly once, and records it.
+import { readlinkSync, statSync } from 'node:fs';
+import type { Transport } from './transport.js';
+import { checkRequest, type ErrorReply, type Reply, type Request } from './wire.js';
+import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from './token.js';
+import { scriptDigest } from './generation.js';
+import { procStat, procUmask } from './proc.js';
+import { Run, type RunOutcome } from './runner.js';
+import type { AuditLog } from './audit.js';
+import type { ShellChannel } from './shellchannel.js';
+import type { EnrollmentRecord } from './record.js';
+
+/** How long the shell's line editor has to answer before the shell counts as busy. */
+export const ASK_TIMEOUT_MS = 1000;
+/** Progress frames are sent this often while a run waits or runs. */
+export const PROGRESS_MS = 1000;
+
+interface Job {
+  binding: Binding;
+  script: string;
+  transport: Transport;
+  progress: boolean;
+  queuedAt: number;
+  cancelled: boolean;
+  run?: Run;
+}
+
+export interface ServiceDeps {
+  record: EnrollmentRecord;
+  secret: Buffer;
+  shell: ShellChannel;
+  audit: AuditLog;
+  /** Called when the enrollment must end (revoked). */
+  onRevoke: () => void;
+  /** Live check of the shell and the tmux server this enrollment belongs to. */
+  alive: () => boolean;
+}
+
+const short = (id: string): string => id.slice(0, 8);
+
+export class HelperService {
+  private queue: Job[] = [];
+  private current: Job | undefined;
+  private seen = new Map<string, number>();
+  private ended = false;
+
+  constructor(private readonly d: ServiceDeps) {}
+
+  /** Serves one connection: every request gets exactly one final reply. */
+  attach(t: Transport): void {
+    const mine: Job[] = [];
+    t.onmessage = (raw) => {
+      const checked = checkRequest(raw);
+      if (!checked.ok) {
+        t.send(err('bad_request', `malformed request: ${checked.error}`));
+        t.close();
+        return;
+      }
+      const job = this.handle(checked.value, t);
+      if (job) mine.push(job);
+    };
+    t.onclose = () => {
+      // The caller is gone (cancelled, or its server died): its runs stop, queued ones never start.
+      for (const job of mine) this.cancel(job, 'caller_gone');
+    };
+  }
+
+  state(): 'idle' | 'busy' | 'running' {
+    if (this.current) return 'running';
+    return this.shellBusy() ? 'busy' : 'idle';
+  }
+
+  private shellBusy(): boolean {
+    const st = procStat(this.d.record.shell_pid);
+    return st !== undefined && st.tpgid !== st.pgrp;
+  }
+
+  private handle(req: Request, t: Transport): Job | undefined {
+    switch (req.type) {
+      case 'ping': {
+        let cwd: string | null = null;
+        try {
+          cwd = readlinkSync(`/proc/${this.d.record.shell_pid}/cwd`);
+        } catch {
+          cwd = null;
+        }
+        t.send({
+          type: 'pong',
+          pid: process.pid,
+          shell_pid: this.d.record.shell_pid,
+          state: this.state(),
+          cwd,
+          queued: this.queue.length,
+          generation: this.d.record.generation,
+        } satisfies Reply);
+        return undefined;
+      }
+      case 'revoke': {
+        const expected = signRevoke(this.d.secret, this.d.record.enrollment_generation, req.issued_at);
+        if (
+          req.enrollment_generation !== this.d.record.enrollment_generation ||
+          !tokenMatches(expected, req.token) ||
+          Math.abs(Date.now() - req.issued_at) > TOKEN_TTL_MS
+        ) {
+          t.send(err('unauthorized', 'the revocation is not signed for this enrollment'));
+          return undefined;
+        }
+        t.send({ type: 'revoked' } satisfies Reply);
+        this.d.shell.revoked();
+        this.d.onRevoke();
+        return undefined;
+      }
+      case 'cancel': {
+        const job = [...this.queue, ...(this.current ? [this.current] : [])].find(
+          (j) => j.binding.run_id === req.run_id && j.transport === t,
+        );
+        if (job) this.cancel(job, 'cancelled');
+        return undefined;
+      }
+      case 'run':
+        return this.accept(req, t);
+    }
+  }
+
+  private accept(req: Extract<Request, { type: 'run' }>, t: Transport): Job | undefined {
+    const b = req.binding;
+    const rec = this.d.record;
+    const refuse = (code: string, message: string): undefined => {
+      this.d.audit.tryAppend({ event: 'refused', run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest, outcome: code });
+      t.send(err(code, message, b.run_id));
+      return undefined;
+    };
+    if (this.ended) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    const expected = signBinding(this.d.secret, b);
+    if (!tokenMatches(expected, req.token)) {
+      return refuse('unauthorized', 'the authorization token does not match this enrollment; nothing was run');
+    }
+    if (scriptDigest(req.script) !== b.script_digest) {
+      return refuse('unauthorized', 'the script does not match its authorized digest; nothing was run');
+    }
+    if (
+      b.pane_id !== rec.pane_id ||
+      b.server_generation !== rec.server_generation ||
+      b.process_generation !== rec.process_generation ||
+      b.enrollment_generation !== rec.enrollment_generation
+    ) {
+      return refuse('stale_generation', 'the authorization is for another pane, shell, server or enrollment; nothing was run');
+    }
+    const now = Date.now();
+    if (Math.abs(now - b.issued_at) > TOKEN_TTL_MS) {
+      return refuse('expired', 'the authorization has expired; nothing was run');
+    }
+    for (const [id, at] of this.seen) if (now - at > 2 * TOKEN_TTL_MS) this.seen.delete(id);
+    if (this.seen.has(b.run_id)) {
+      return refuse('replayed', 'this run id was already used; nothing was run');
+    }
+    this.seen.set(b.run_id, now);
+    if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    const job: Job = { binding: b, script: req.script, transport: t, progress: req.progress, queuedAt: now, cancelled: false };
+    this.queue.push(job);
+    t.send({ type: 'queued', run_id: b.run_id, position: this.queue.length - 1 + (this.current ? 1 : 0) } satisfies Reply);
+    if (job.progress) this.startProgress(job);
+    void this.pump();
+    return job;
+  }
+
+  private startProgress(job: Job): void {
+    const timer = setInterval(() => {
+      if (job.cancelled || this.isFinished(job)) {
+        clearInterval(timer);
+        return;
+      }
+      job.transport.send({
+        type: 'progress',
+        run_id: job.binding.run_id,
+        phase: job.run ? 'running' : 'queued',
+        elapsed_ms: Date.now() - job.queuedAt,
+        stdout_bytes: job.run?.stdoutBytes ?? 0,
+        stderr_bytes: job.run?.stderrBytes ?? 0,
+      } satisfies Reply);
+    }, PROGRESS_MS);
+    timer.unref();
+    (job as Job & { timer?: NodeJS.Timeout }).timer = timer;
+  }
+
+  private finishedJobs = new WeakSet<Job>();
+  private isFinished(job: Job): boolean {
+    return this.finishedJobs.has(job);
+  }
+
+  private settle(job: Job, reply: Reply): void {
+    if (this.finishedJobs.has(job)) return;
+    this.finishedJobs.add(job);
+    const timer = (job as Job & { timer?: NodeJS.Timeout }).timer;
+    if (timer) clearInterval(timer);
+    job.transport.send(reply);
+  }
+
+  private cancel(job: Job, why: 'cancelled' | 'caller_gone'): void {
+    if (job.cancelled || this.finishedJobs.has(job)) return;
+    job.cancelled = true;
+    const i = this.queue.indexOf(job);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'cancelled', ran: false, detail: why === 'caller_gone' ? 'the caller went away while the run was queued' : 'cancelled while queued' });
+      this.settle(job, err('cancelled', 'the run was cancelled while queued; nothing was run', job.binding.run_id));
+      return;
+    }
+    job.run?.stop('cancelled');
+  }
+
+  /** Ends the service: queued and running work is refused or stopped (the shell is gone). */
+  shutdown(reason: string): void {
+    this.ended = true;
+    for (const job of this.queue.splice(0)) {
+      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'shell_exited', ran: false });
+      this.settle(job, err('shell_exited', `${reason}; the queued run was not started`, job.binding.run_id));
+    }
+    if (this.current?.run) {
+      this.current.cancelled = true;
+      this.current.run.stop('cancelled');
+    }
+  }
+
+  /** Waits for the current run (if any) to report. */
+  async idle(): Promise<void> {
+    await this.current?.run?.done;
+  }
+
+  private async pump(): Promise<void> {
+    if (this.current) return;
+    const job = this.queue.shift();
+    if (!job) return;
+    this.current = job;
+    try {
+      await this.execute(job);
+    } catch (e) {
+      this.settle(job, err('internal_error', `the helper failed: ${(e as Error).message}`, job.binding.run_id));
+    } finally {
+      this.current = undefined;
+      void this.pump();
+    }
+  }
+
+  private async execute(job: Job): Promise<void> {
+    const b = job.binding;
+    const rec = this.d.record;
+    const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
+    const refuse = (code: string, message: string): void => {
+      this.d.audit.tryAppend({ event: 'refused', ...base, outcome: code });
+      this.settle(job, err(code, message, b.run_id));
+    };
+    if (job.cancelled) return;
+    if (this.ended || !this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    if (this.shellBusy()) {
+      return refuse('shell_busy', 'the shell is running a command in the foreground; nothing was run (retry when its prompt is back)');
+    }
+    const answer = await this.d.shell.ask(ASK_TIMEOUT_MS);
+    if (job.cancelled) return;
+    if (!answer.ok) {
+      if (answer.reason === 'editor_not_empty') {
+        return refuse('editor_not_empty', 'the person has text in the shell\'s line editor; nothing was run and their typing was left untouched (retry later)');
+      }
+      if (answer.reason.startsWith('context:') || answer.reason === 'pending_input') {
+        return refuse('editor_not_empty', `the shell's line editor is not at an empty prompt (${answer.reason}); nothing was run`);
+      }
+      if (answer.reason === 'closed') return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+      if (answer.reason === 'timeout') {
+        return refuse('shell_busy', `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy); nothing was run`);
+      }
+      return refuse('internal_error', `the shell could not describe its state (${answer.reason}); nothing was run`);
+    }
+    const { cwd, env } = answer.snapshot;
+    try {
+      if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    } catch {
+      return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available; nothing was run`);
+    }
+    try {
+      this.d.audit.append({ event: 'start', ...base, outcome: 'started', server_generation: b.server_generation, process_generation: b.process_generation, enrollment_generation: b.enrollment_generation, stdout_limit: b.stdout_limit, stderr_limit: b.stderr_limit, cwd });
+    } catch (e) {
+      return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
+    }
+    const run = new Run({ script: job.script, cwd, env, umask: procUmask(rec.shell_pid), stdoutLimit: b.stdout_limit, stderrLimit: b.stderr_limit });
+    job.run = run;
+    const pgid = run.start();
+    if (pgid !== undefined) {
+      job.transport.send({ type: 'started', run_id: b.run_id, pgid } satisfies Reply);
+      this.d.shell.notify(`tmux-run: run ${short(b.run_id)} started (script sha256 ${b.script_digest.slice(0, 12)})`);
+    }
+    if (job.cancelled) run.stop('cancelled');
+    const o = await run.done;
+    this.report(job, o);
+  }
+
+  private report(job: Job, o: RunOutcome): void {
+    const b = job.binding;
+    const c = o.completion;
+    const how = !c ? 'did not start' : c.state === 'exited' ? `exited ${c.exit_status}` : `was killed by signal ${c.signal}`;
+    const outcome = o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason;
+    this.d.audit.tryAppend({
+      event: 'end', run_id: b.run_id, pane_id: this.d.record.pane_id, script_digest: b.script_digest, outcome,
+      exit_status: c?.exit_status ?? null, signal: c?.signal ?? null,
+      stdout_bytes: o.stdoutBytes, stderr_bytes: o.stderrBytes, duration_ms: o.durationMs,
+    });
+    this.d.shell.notify(`tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`);
+    switch (o.reason) {
+      case 'completed':
+        if (!c) break;
+        this.settle(job, { type: 'done', run_id: b.run_id, completion: c, stdout: o.stdout, stderr: o.stderr, duration_ms: o.durationMs });
+        return;
+      case 'output_limit_exceeded': {
+        const which = o.overflow ?? 'stdout';
+        const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
+        const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
+        this.settle(job, {
+          ...err('output_limit_exceeded', `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${c ? `the script then ${how}, a signal sent by tmux-run` : 'its end was not observed'}`, b.run_id, true),
+          ...(c ? { completion: c } : {}),
+          stdout_bytes: o.stdoutBytes,
+          stderr_bytes: o.stderrBytes,
+        });
+        return;
+      }
+      case 'cancelled':
+        this.settle(job, {
+          ...err('cancelled', `the run was cancelled; tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
+          ...(c ? { completion: c } : {}),
+        });
+        return;
+      case 'spawn_failed':
+        break;
+    }
+    this.settle(job, err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}; nothing was run`, b.run_id));
+  }
+}
+
+function err(code: string, message: string, run_id?: string, ran = false): ErrorReply {
+  return { type: 'error', code, message, ran, ...(run_id ? { run_id } : {}) };
+}

@@ -1,0 +1,90 @@
+// The broker's side of the helper socket: connect, send one request, read its replies.
+import { connect } from 'node:net';
+import { socketTransport, type Transport } from '../helper/transport.js';
+import { checkReply, type Reply, type Request } from '../helper/wire.js';
+
+/** Connection failures before anything was sent. */
+export class ConnectError extends Error {
+  constructor(message: string, readonly errno: string | undefined) {
+    super(message);
+  }
+}
+
+/** Opens a transport to a helper socket; rejects with ConnectError within `timeoutMs`. */
+export function connectHelper(path: string, timeoutMs = 2000): Promise<Transport> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(path);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new ConnectError(`the helper at ${path} did not accept a connection within ${timeoutMs} ms`, 'ETIMEDOUT'));
+    }, timeoutMs);
+    sock.once('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new ConnectError(`cannot connect to the helper at ${path}: ${e.code ?? e.message}`, e.code));
+    });
+    sock.once('connect', () => {
+      clearTimeout(timer);
+      sock.removeAllListeners('error');
+      resolve(socketTransport(sock));
+    });
+  });
+}
+
+export interface Exchange {
+  /** Sends one request; replies arrive through `onreply`, validated. */
+  send(req: Request): void;
+  close(): void;
+  onreply?: (reply: Reply) => void;
+  /** The link ended; `error` when a reply was malformed or the socket broke. */
+  onclose?: (error?: Error) => void;
+}
+
+/** Wraps a transport so that every reply is validated against schemas/wire/reply. */
+export function exchange(t: Transport): Exchange {
+  const x: Exchange = {
+    send: (req) => t.send(req),
+    close: () => t.close(),
+  };
+  t.onmessage = (raw) => {
+    const r = checkReply(raw);
+    if (!r.ok) {
+      t.close();
+      x.onclose?.(new Error(`the helper sent a malformed reply: ${r.error}`));
+      x.onclose = undefined;
+      return;
+    }
+    x.onreply?.(r.value);
+  };
+  t.onclose = (e) => {
+    x.onclose?.(e);
+    x.onclose = undefined;
+  };
+  return x;
+}
+
+/** Sends a ping and resolves with the pong, or undefined when the helper does not answer in time. */
+export async function ping(path: string, timeoutMs = 1000): Promise<Extract<Reply, { type: 'pong' }> | undefined> {
+  let t: Transport;
+  try {
+    t = await connectHelper(path, timeoutMs);
+  } catch {
+    return undefined;
+  }
+  return new Promise((resolve) => {
+    const x = exchange(t);
+    const timer = setTimeout(() => {
+      x.close();
+      resolve(undefined);
+    }, timeoutMs);
+    x.onreply = (r) => {
+      clearTimeout(timer);
+      x.close();
+      resolve(r.type === 'pong' ? r : undefined);
+    };
+    x.onclose = () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    };
+    x.send({ type: 'ping' });
+  });
+}

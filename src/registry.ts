@@ -1,0 +1,117 @@
+// The registry: enrollment records in the registry directory, verified before they are listed.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkRunDir } from '../helper/rundir.js';
+import { readRecord, removeQuietly, type EnrollmentRecord } from '../helper/record.js';
+import { procStat } from '../helper/proc.js';
+import { listPanes, type TmuxPane } from './tmux.js';
+import { ping } from './helperclient.js';
+
+/** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
+export interface PaneListing {
+  pane_id: string;
+  generation: string;
+  session: string;
+  window: number;
+  window_name: string;
+  cwd: string | null;
+  shell_pid: number;
+  helper_pid: number;
+  state: 'idle' | 'busy' | 'running';
+  queued: number;
+  enrolled_at: string;
+  tmux_socket: string;
+  server_generation: string;
+  process_generation: string;
+  enrollment_generation: string;
+}
+
+const cache = new Map<string, EnrollmentRecord>();
+
+/** Reads every record in `dir` (checked first); records are immutable, so parsed ones are cached. */
+export function scanRecords(dir: string): EnrollmentRecord[] {
+  checkRunDir(dir);
+  const names = readdirSync(dir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
+  const out: EnrollmentRecord[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    let rec = cache.get(path);
+    if (!rec) {
+      try {
+        rec = readRecord(path);
+      } catch {
+        continue;
+      }
+      cache.set(path, rec);
+    }
+    out.push(rec);
+  }
+  for (const key of cache.keys()) if (key.startsWith(dir + '/') && !names.includes(key.slice(dir.length + 1))) cache.delete(key);
+  return out;
+}
+
+/** Removes what a dead enrollment left behind (its helper no longer answers). */
+export function removeEnrollmentFiles(dir: string, rec: EnrollmentRecord): void {
+  removeQuietly(join(dir, `${rec.enrollment_generation}.json`));
+  removeQuietly(rec.socket);
+  for (const suffix of ['.req', '.rsp', '.env']) removeQuietly(rec.channel + suffix);
+  cache.delete(join(dir, `${rec.enrollment_generation}.json`));
+}
+
+const helperAlive = (rec: EnrollmentRecord): boolean => {
+  const st = procStat(rec.helper_pid);
+  return st !== undefined && st.ppid === rec.shell_pid;
+};
+
+/**
+ * The live enrollments: each record is shown only when its helper answers for that generation
+ * and tmux still has that pane, on that server, with that shell on its terminal. Records of
+ * helpers that are gone are removed when `cleanup` is set.
+ */
+export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}): Promise<PaneListing[]> {
+  const records = scanRecords(dir);
+  const sockets = [...new Set(records.map((r) => r.tmux_socket))];
+  const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>();
+  const [pongs] = await Promise.all([
+    Promise.all(records.map((r) => ping(r.socket))),
+    Promise.all(sockets.map(async (s) => panesBySocket.set(s, await listPanes(s)))),
+  ]);
+  const out: PaneListing[] = [];
+  records.forEach((rec, i) => {
+    const pong = pongs[i];
+    const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
+    const shell = procStat(rec.shell_pid);
+    const ok =
+      pong !== undefined &&
+      pong.generation === rec.generation &&
+      pong.pid === rec.helper_pid &&
+      pong.shell_pid === rec.shell_pid &&
+      pane !== undefined &&
+      pane.server_pid === rec.tmux_server_pid &&
+      pane.pane_tty === rec.shell_tty &&
+      shell?.startTicks === rec.shell_start;
+    if (!ok) {
+      if (opts.cleanup && pong === undefined && !helperAlive(rec)) removeEnrollmentFiles(dir, rec);
+      return;
+    }
+    out.push({
+      pane_id: rec.pane_id,
+      generation: rec.generation,
+      session: pane.session,
+      window: pane.window_index,
+      window_name: pane.window_name,
+      cwd: pong.cwd,
+      shell_pid: rec.shell_pid,
+      helper_pid: rec.helper_pid,
+      state: pong.state,
+      queued: pong.queued,
+      enrolled_at: rec.enrolled_at,
+      tmux_socket: rec.tmux_socket,
+      server_generation: rec.server_generation,
+      process_generation: rec.process_generation,
+      enrollment_generation: rec.enrollment_generation,
+    });
+  });
+  out.sort((a, b) => a.tmux_socket.localeCompare(b.tmux_socket) || Number(a.pane_id.slice(1)) - Number(b.pane_id.slice(1)) || a.enrolled_at.localeCompare(b.enrolled_at));
+  return out;
+}

@@ -29,23 +29,40 @@ export interface TmuxPane {
   pane_current_path: string;
 }
 
-const FORMAT = ['#{pane_id}', '#{pid}', '#{pane_pid}', '#{pane_tty}', '#{window_index}', '#{q:session_name}', '#{q:window_name}', '#{q:pane_title}', '#{q:pane_current_path}'].join('\x1f');
+// Fields are separated by spaces; the free-text ones are escaped by tmux (q:), so an escaped space
+// is part of a field. (Control characters cannot separate fields: tmux rewrites them without a UTF-8 locale.)
+const FORMAT = ['#{pane_id}', '#{pid}', '#{pane_pid}', '#{q:pane_tty}', '#{window_index}', '#{q:session_name}', '#{q:window_name}', '#{q:pane_title}', '#{q:pane_current_path}'].join(' ');
+
+/** Splits a line on unescaped spaces and removes tmux's backslash escapes (pure). */
+export function splitEscaped(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\' && i + 1 < line.length) cur += line[++i];
+    else if (c === ' ') {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out;
+}
 
 /** Parses one line of list-panes output in FORMAT (pure; exported for tests). */
 export function parsePaneLine(line: string): TmuxPane | undefined {
-  const f = line.split('\x1f');
+  const f = splitEscaped(line);
   if (f.length !== 9 || !/^%[0-9]+$/.test(f[0] ?? '')) return undefined;
-  const unq = (s: string | undefined): string => (s ?? '').replace(/\\(.)/g, '$1');
   return {
     pane_id: f[0]!,
     server_pid: Number(f[1]),
     pane_pid: Number(f[2]),
     pane_tty: f[3] ?? '',
     window_index: Number(f[4]),
-    session: unq(f[5]),
-    window_name: unq(f[6]),
-    pane_title: unq(f[7]),
-    pane_current_path: unq(f[8]),
+    session: f[5] ?? '',
+    window_name: f[6] ?? '',
+    pane_title: f[7] ?? '',
+    pane_current_path: f[8] ?? '',
   };
 }
 

@@ -1,0 +1,71 @@
+// tmux-run-mcp: the MCP server on stdio. stdout belongs to the protocol; logs go to stderr.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { resolveRunDir } from '../../helper/rundir.js';
+import { AuditLog, auditPath } from '../../helper/audit.js';
+import { ROOT } from '../validate.js';
+import { createServer } from './server.js';
+import { OPT_IN_TOOLS } from './tools.js';
+
+const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
+
+The tmux-run MCP server, on stdio. Lists enrolled tmux panes (tmux_enrolled_panes); with
+--enable-tool tmux_run it also offers tmux_run, which runs scripts in an enrolled pane's shell.
+Environment: TMUX_RUN_DIR (registry directory), XDG_STATE_HOME (audit trail location).
+`;
+
+const log = (message: string): void => {
+  process.stderr.write(`tmux-run-mcp: ${message}\n`);
+};
+
+function parseArgs(argv: string[]): Set<string> {
+  const enabled = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    let value: string | undefined;
+    if (a === '--help' || a === '-h') {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    } else if (a === '--version') {
+      process.stdout.write(`${version()}\n`);
+      process.exit(0);
+    } else if (a === '--enable-tool') {
+      value = argv[++i];
+      if (value === undefined) fatal('--enable-tool needs a tool name (tmux_run)');
+    } else if (a.startsWith('--enable-tool=')) {
+      value = a.slice('--enable-tool='.length);
+    } else {
+      fatal(`unknown argument ${JSON.stringify(a)}`);
+    }
+    if (value !== undefined) {
+      if (!OPT_IN_TOOLS.has(value)) fatal(`--enable-tool: unknown tool ${JSON.stringify(value)} (known: ${[...OPT_IN_TOOLS].join(', ')})`);
+      enabled.add(value);
+    }
+  }
+  return enabled;
+}
+
+function fatal(reason: string): never {
+  process.stderr.write(`tmux-run-mcp: ${reason}\n${USAGE}`);
+  process.exit(2);
+}
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const enabled = parseArgs(process.argv.slice(2));
+const dir = resolveRunDir();
+const server = createServer({ enabled, dir, audit: new AuditLog(auditPath()), log, version: version() });
+const transport = new StdioServerTransport();
+transport.onclose = () => process.exit(0);
+process.stdin.on('end', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));
+process.on('SIGINT', () => process.exit(0));
+await server.connect(transport);
+log(`serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run' : ''})`);

@@ -1,0 +1,61 @@
+// A real client that is not ours: the MCP Inspector's command-line client lists the tools and
+// calls tmux_run against a real enrolled pane.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertNoLeftovers, startServer, type TmuxServer } from '../support/tmux.js';
+import { brokerEnv, enrolledPane, MCP_BIN, ROOT } from '../support/mcp.js';
+import type { PaneListing } from '../../src/registry.js';
+
+const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
+
+function inspector(server: TmuxServer, args: string[], serverArgs: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [INSPECTOR, process.execPath, MCP_BIN, ...args, '--', ...serverArgs],
+      // inspector-cli 1.0.3 looks for its package.json relative to the working directory.
+      { env: brokerEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
+      (e, stdout, stderr) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('the MCP Inspector CLI as a client', () => {
+  let server: TmuxServer;
+  let listing: PaneListing;
+
+  beforeAll(async () => {
+    server = await startServer();
+    ({ listing } = await enrolledPane(server));
+  });
+
+  afterAll(async () => {
+    await server.kill();
+    expect(assertNoLeftovers(server)).toEqual([]);
+  });
+
+  it('lists tmux_run only when the server enables it', async () => {
+    const on = await inspector(server, ['--method', 'tools/list'], ['--enable-tool', 'tmux_run']);
+    expect(on.code).toBe(0);
+    const names = (JSON.parse(on.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
+    expect(names).toEqual(['tmux_enrolled_panes', 'tmux_run']);
+    const off = await inspector(server, ['--method', 'tools/list'], []);
+    expect((JSON.parse(off.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(['tmux_enrolled_panes']);
+  });
+
+  it('calls tmux_run on the enrolled pane and gets the structured result', async () => {
+    const target = JSON.stringify({ kind: 'pane', id: listing.pane_id, generation: listing.generation });
+    const r = await inspector(
+      server,
+      ['--method', 'tools/call', '--tool-name', 'tmux_run', '--tool-arg', `target=${target}`, '--tool-arg', 'script=echo "inspector in $TMUX_PANE"; exit 7'],
+      ['--enable-tool', 'tmux_run'],
+    );
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as { structuredContent: any; isError?: boolean };
+    expect(result.isError ?? false).toBe(false);
+    expect(result.structuredContent.ok).toBe(true);
+    expect(result.structuredContent.data.completion).toEqual({ state: 'exited', exit_status: 7, signal: null });
+    expect(result.structuredContent.data.stdout.data).toBe(`inspector in ${listing.pane_id}\n`);
+  });
+});

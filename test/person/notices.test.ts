@@ -1,0 +1,84 @@
+// The person's side: notices drawn by zsh's line editor when a run starts and ends, the typing
+// they do meanwhile left intact, and the audit trail of every run.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+import { callRun, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
+import type { PaneListing } from '../../src/registry.js';
+
+describe('notices and the audit trail', () => {
+  let server: TmuxServer;
+  let mcp: McpHandle;
+  let on: { pane: Pane; listing: PaneListing };
+  let off: { pane: Pane; listing: PaneListing };
+
+  beforeAll(async () => {
+    server = await startServer();
+    on = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'on' } });
+    off = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'off' } });
+    mcp = await startMcp(server);
+  });
+
+  afterAll(async () => {
+    await mcp?.close();
+    await server.kill();
+    expect(assertNoLeftovers(server)).toEqual([]);
+  });
+
+  it('draws a start and an end notice naming tmux-run and the run id', async () => {
+    const call = callRun(mcp.client, on.listing, 'sleep 1; exit 5');
+    const started = await on.pane.waitFor((s) => /tmux-run: run [0-9a-f]{8} started/.test(s));
+    const r = await call;
+    expect(r.structured.ok).toBe(true);
+    const id8 = (r.structured.data.authorization.run_id as string).slice(0, 8);
+    expect(started).toContain(`tmux-run: run ${id8} started (script sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)})`);
+    const ended = await on.pane.waitFor((s) => s.includes(`tmux-run: run ${id8} exited 5 after`));
+    expect(ended).toMatch(new RegExp(`tmux-run: run ${id8} exited 5 after \\d+ ms`));
+  });
+
+  it('leaves a line the person types during a run intact', async () => {
+    const call = callRun(mcp.client, on.listing, 'sleep 1');
+    await on.pane.waitFor((s) => / started \(/.test(s.split('\n').slice(-3).join('\n')));
+    await on.pane.type('echo typed-during-run', { enter: false });
+    const r = await call;
+    const id8 = (r.structured.data.authorization.run_id as string).slice(0, 8);
+    const screen = await on.pane.waitFor((s) => s.includes(`run ${id8} exited 0`));
+    expect(screen).toContain('$ echo typed-during-run');
+    await on.pane.type('', { enter: true });
+    await on.pane.waitFor((s) => /^typed-during-run$/m.test(s));
+  });
+
+  it('draws nothing with TMUX_RUN_NOTIFY=off, and the screen shows nothing of the run', async () => {
+    const before = await off.pane.capture();
+    const r = await callRun(mcp.client, off.listing, 'echo secret-output; echo more >&2');
+    expect(r.structured.ok).toBe(true);
+    // Give a notice every chance to be drawn, then check none was.
+    await new Promise((res) => setTimeout(res, 300));
+    const after = await off.pane.capture();
+    expect(after).toBe(before);
+    expect(after).not.toMatch(/tmux-run: run/);
+    expect(after).not.toContain('secret-output');
+  });
+
+  it('records every run in the audit trail (0600), by digest, never by text or output', async () => {
+    const marker = `audit-marker-${Date.now()}`;
+    const r = await callRun(mcp.client, off.listing, `echo ${marker}`);
+    const runId = r.structured.data.authorization.run_id as string;
+    const path = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
+    const entries = await waitUntil(() => {
+      const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const mine = lines.filter((e) => e.run_id === runId);
+      return mine.some((e) => e.event === 'end') ? mine : undefined;
+    });
+    expect(entries.map((e) => e.event)).toEqual(['start', 'end']);
+    for (const e of entries) {
+      expect(e.script_digest).toBe(r.structured.data.authorization.script_digest);
+      expect(typeof e.outcome).toBe('string');
+    }
+    expect(entries[1]).toMatchObject({ outcome: 'exited', exit_status: 0, stdout_bytes: marker.length + 1, stderr_bytes: 0 });
+    const text = readFileSync(path, 'utf8');
+    expect(text).not.toContain(marker);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+});

@@ -1,0 +1,139 @@
+// The helper's protocol over an in-memory transport pair: authorization refusals, and real runs of
+// /bin/sh in the state the shell reports (the shell's side is a stand-in that answers `ask`).
+import { mkdtempSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HelperService } from '../../helper/service.js';
+import { memoryPair, type Transport } from '../../helper/transport.js';
+import { AuditLog } from '../../helper/audit.js';
+import { signBinding, type Binding } from '../../helper/token.js';
+import { freshId, scriptDigest } from '../../helper/generation.js';
+import type { EnrollmentRecord } from '../../helper/record.js';
+import type { AskResult } from '../../helper/shellchannel.js';
+import type { Reply } from '../../helper/wire.js';
+
+const secret = Buffer.alloc(32, 9);
+let dir: string;
+let service: HelperService;
+let askAnswer: AskResult;
+let notices: string[];
+
+const record: EnrollmentRecord = {
+  version: 1, pane_id: '%7', generation: 'e'.repeat(32), server_generation: '1.2.srv', process_generation: 'a'.repeat(32),
+  enrollment_generation: 'b'.repeat(32), tmux_socket: '/nonexistent', tmux_server_pid: 1, shell_pid: process.pid,
+  shell_start: '0', shell_tty: '/dev/null', helper_pid: process.pid, socket: '/nonexistent', channel: '/nonexistent',
+  enrolled_at: new Date().toISOString(), secret: secret.toString('hex'),
+};
+
+function bindingFor(script: string, over: Partial<Binding> = {}): Binding {
+  return {
+    run_id: freshId(), script_digest: scriptDigest(script), server_generation: record.server_generation, pane_id: record.pane_id,
+    enrollment_generation: record.enrollment_generation, process_generation: record.process_generation,
+    stdout_limit: 65536, stderr_limit: 65536, issued_at: Date.now(), ...over,
+  };
+}
+
+/** Sends one request over a fresh in-memory pair and collects replies until a final one. */
+function request(message: unknown): Promise<Reply[]> {
+  const [client, helperSide] = memoryPair();
+  service.attach(helperSide);
+  return new Promise((resolve) => {
+    const got: Reply[] = [];
+    client.onmessage = (m) => {
+      got.push(m as Reply);
+      if (['done', 'error', 'pong', 'revoked'].includes((m as Reply).type)) resolve(got);
+    };
+    client.send(message);
+  });
+}
+
+function runMessage(script: string, b: Binding = bindingFor(script), key: Buffer = secret) {
+  return { type: 'run', binding: b, token: signBinding(key, b), script, progress: false };
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tmux-run-unit-'));
+  askAnswer = { ok: true, snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin', GREETING: 'hi' } } };
+  notices = [];
+  service = new HelperService({
+    record,
+    secret,
+    shell: { ask: async () => askAnswer, notify: (t: string) => notices.push(t), revoked: () => {} },
+    audit: new AuditLog(join(dir, 'state', 'audit.jsonl')),
+    onRevoke: () => {},
+    alive: () => true,
+  });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const last = (r: Reply[]): Reply => r[r.length - 1]!;
+
+describe('helper service over an in-memory pair', () => {
+  it('runs an authorized script in the snapshot cwd and environment', async () => {
+    const r = await request(runMessage('echo "$GREETING from $PWD"; exit 4'));
+    expect(r.map((x) => x.type)).toEqual(['queued', 'started', 'done']);
+    const done = last(r) as Extract<Reply, { type: 'done' }>;
+    expect(done.completion).toEqual({ state: 'exited', exit_status: 4, signal: null });
+    expect(done.stdout.toString()).toBe(`hi from ${dir}\n`);
+    expect(notices.some((n) => n.includes('started'))).toBe(true);
+  });
+
+  it('refuses a token signed with another secret, an altered script, other generations, replays and stale tokens', async () => {
+    const marker = join(dir, 'ran');
+    const script = `touch ${marker}`;
+    const cases: Array<[unknown, string]> = [
+      [runMessage(script, bindingFor(script), Buffer.alloc(32, 1)), 'unauthorized'],
+      [{ ...runMessage(script), script: `${script} ` }, 'unauthorized'],
+      [runMessage(script, bindingFor(script, { pane_id: '%8' })), 'stale_generation'],
+      [runMessage(script, bindingFor(script, { enrollment_generation: 'f'.repeat(32) })), 'stale_generation'],
+      [runMessage(script, bindingFor(script, { process_generation: 'f'.repeat(32) })), 'stale_generation'],
+      [runMessage(script, bindingFor(script, { issued_at: Date.now() - 10 * 60_000 })), 'expired'],
+    ];
+    for (const [msg, code] of cases) {
+      const r = await request(msg);
+      expect(last(r)).toMatchObject({ type: 'error', code, ran: false });
+    }
+    const once = runMessage('true');
+    expect(last(await request(once)).type).toBe('done');
+    expect(last(await request(once))).toMatchObject({ type: 'error', code: 'replayed' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('answers a malformed request with one error and closes', async () => {
+    const r = await request({ type: 'run', script: 'true' });
+    expect(last(r)).toMatchObject({ type: 'error', code: 'bad_request' });
+  });
+
+  it('refuses when the editor is not empty, and runs nothing', async () => {
+    askAnswer = { ok: false, reason: 'editor_not_empty' };
+    const marker = join(dir, 'ran');
+    expect(last(await request(runMessage(`touch ${marker}`)))).toMatchObject({ type: 'error', code: 'editor_not_empty', ran: false });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('stops a run whose output passes its limit and says so', async () => {
+    const b = bindingFor('yes', { stdout_limit: 1000 });
+    const r = await request(runMessage('yes', b));
+    const e = last(r) as Extract<Reply, { type: 'error' }>;
+    expect(e).toMatchObject({ code: 'output_limit_exceeded', ran: true });
+    expect(e.completion?.state).toBe('signaled');
+    expect(e.message).toMatch(/tmux-run stopped/);
+  });
+
+  it('cancels a queued run when its caller goes away, so it never runs', async () => {
+    const first = request(runMessage('sleep 0.3'));
+    const marker = join(dir, 'queued-ran');
+    const [client, helperSide] = memoryPair();
+    service.attach(helperSide);
+    client.send(runMessage(`touch ${marker}`));
+    await new Promise((r) => setTimeout(r, 50));
+    client.close();
+    expect(last(await first).type).toBe('done');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+// Keep the Transport type referenced for readers: the pair implements it.
+export type { Transport };

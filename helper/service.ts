@@ -23,13 +23,24 @@ interface Job {
   progress: boolean;
   queuedAt: number;
   cancelled: boolean;
+  /** Why the job was stopped, once it was: the caller cancelled or went away, or the shell or enrollment ended. */
+  stopReason?: StopReason;
   run?: Run;
 }
+
+type StopReason = 'cancelled' | 'caller_gone' | 'shell_exited' | 'revoked';
+
+const STOP_DETAIL: Record<StopReason, string> = {
+  cancelled: 'the caller cancelled it',
+  caller_gone: 'the caller went away',
+  shell_exited: 'the enrolled shell exited',
+  revoked: 'the enrollment was revoked',
+};
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: ShellChannel;
+  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked'>;
   audit: AuditLog;
   /** Called when the enrollment must end (revoked). */
   onRevoke: () => void;
@@ -73,7 +84,8 @@ export class HelperService {
 
   private shellBusy(): boolean {
     const st = procStat(this.d.record.shell_pid);
-    return st !== undefined && st.tpgid !== st.pgrp;
+    // tpgid -1: no controlling terminal to tell from; the editor's answer (or its silence) decides.
+    return st !== undefined && st.tpgid > 0 && st.tpgid !== st.pgrp;
   }
 
   private handle(req: Request, t: Transport): Job | undefined {
@@ -200,6 +212,7 @@ export class HelperService {
   private cancel(job: Job, why: 'cancelled' | 'caller_gone'): void {
     if (job.cancelled || this.finishedJobs.has(job)) return;
     job.cancelled = true;
+    job.stopReason = why;
     const i = this.queue.indexOf(job);
     if (i >= 0) {
       this.queue.splice(i, 1);
@@ -207,19 +220,31 @@ export class HelperService {
       this.settle(job, err('cancelled', 'the run was cancelled while queued; nothing was run', job.binding.run_id));
       return;
     }
-    job.run?.stop('cancelled');
+    if (job.run) job.run.stop('cancelled');
+    // Still asking the shell whether it is idle: nothing started, and nothing will (execute checks `cancelled`).
+    else this.settleUnstarted(job, 'cancelled', why === 'caller_gone' ? 'the caller went away before the run started; nothing was run' : 'the run was cancelled before it started; nothing was run', why);
   }
 
-  /** Ends the service: queued and running work is refused or stopped (the shell is gone). */
-  shutdown(reason: string): void {
+  /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
+  private settleUnstarted(job: Job, code: string, message: string, why: StopReason): void {
+    if (this.finishedJobs.has(job)) return;
+    this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: code, ran: false, detail: `${STOP_DETAIL[why]} before the run started` });
+    this.settle(job, err(code, message, job.binding.run_id));
+  }
+
+  /** Ends the service: queued work is refused with shell_exited, running work is stopped and reported. */
+  shutdown(reason: string, why: 'shell_exited' | 'revoked' = 'shell_exited'): void {
     this.ended = true;
     for (const job of this.queue.splice(0)) {
-      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'shell_exited', ran: false });
+      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'shell_exited', ran: false, detail: STOP_DETAIL[why] });
       this.settle(job, err('shell_exited', `${reason}; the queued run was not started`, job.binding.run_id));
     }
-    if (this.current?.run) {
-      this.current.cancelled = true;
-      this.current.run.stop('cancelled');
+    const cur = this.current;
+    if (cur && !cur.cancelled && !this.finishedJobs.has(cur)) {
+      cur.cancelled = true;
+      cur.stopReason = why;
+      if (cur.run) cur.run.stop('cancelled');
+      else this.settleUnstarted(cur, 'shell_exited', `${reason}; the run was not started`, why);
     }
   }
 
@@ -251,13 +276,17 @@ export class HelperService {
       this.d.audit.tryAppend({ event: 'refused', ...base, outcome: code });
       this.settle(job, err(code, message, b.run_id));
     };
-    if (job.cancelled) return;
+    if (job.cancelled) return; // settled by cancel() or shutdown()
     if (this.ended || !this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
     if (this.shellBusy()) {
       return refuse('shell_busy', 'the shell is running a command in the foreground; nothing was run (retry when its prompt is back)');
     }
     const answer = await this.d.shell.ask(ASK_TIMEOUT_MS);
-    if (job.cancelled) return;
+    if (job.cancelled || this.ended) {
+      // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
+      if (!this.finishedJobs.has(job)) this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited; nothing was run', 'shell_exited');
+      return;
+    }
     if (!answer.ok) {
       if (answer.reason === 'editor_not_empty') {
         return refuse('editor_not_empty', 'the person has text in the shell\'s line editor; nothing was run and their typing was left untouched (retry later)');
@@ -299,8 +328,10 @@ export class HelperService {
     const c = o.completion;
     const how = !c ? 'did not start' : c.state === 'exited' ? `exited ${c.exit_status}` : `was killed by signal ${c.signal}`;
     const outcome = o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason;
+    const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
     this.d.audit.tryAppend({
-      event: 'end', run_id: b.run_id, pane_id: this.d.record.pane_id, script_digest: b.script_digest, outcome,
+      event: 'end', run_id: b.run_id, pane_id: this.d.record.pane_id, script_digest: b.script_digest, outcome, ran: true,
+      ...(why ? { detail: STOP_DETAIL[why] } : {}),
       exit_status: c?.exit_status ?? null, signal: c?.signal ?? null,
       stdout_bytes: o.stdoutBytes, stderr_bytes: o.stderrBytes, duration_ms: o.durationMs,
     });
@@ -324,7 +355,7 @@ export class HelperService {
       }
       case 'cancelled':
         this.settle(job, {
-          ...err('cancelled', `the run was cancelled; tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
+          ...err('cancelled', `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
           ...(c ? { completion: c } : {}),
         });
         return;

@@ -1,0 +1,173 @@
+// `tmux-run doctor`: checks what enrollment and runs need, one line per check with a fix.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, lstatSync, statSync } from 'node:fs';
+import { dirname, isAbsolute } from 'node:path';
+import { auditPath } from '../../helper/audit.js';
+import { checkRunDir, resolveRunDir } from '../../helper/rundir.js';
+import { listEnrolled, scanRecords } from '../registry.js';
+import { safeJson } from './escape.js';
+import { formatRows, type Cell } from './output.js';
+import { helperMainPath, packageRoot, shellQuote } from './root.js';
+import type { Command } from './command.js';
+
+export interface Check {
+  check: string;
+  ok: boolean;
+  detail: string;
+  /** What to do about a failure; null when the check passed. */
+  fix: string | null;
+}
+
+const pass = (check: string, detail: string): Check => ({ check, ok: true, detail, fix: null });
+const fail = (check: string, detail: string, fix: string): Check => ({ check, ok: false, detail, fix });
+
+/** [major, minor] from the first `N.N` in a version string, e.g. "tmux 3.3a" or "zsh 5.9 (...)". */
+export function versionOf(text: string): [number, number] | undefined {
+  const m = /(\d+)\.(\d+)/.exec(text);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+const atLeast = (v: [number, number], want: [number, number]): boolean => v[0] > want[0] || (v[0] === want[0] && v[1] >= want[1]);
+
+/** Runs `program ...args` and returns its first line of output, or undefined when it cannot run. */
+function firstLine(program: string, args: string[], env: NodeJS.ProcessEnv): string | undefined {
+  const r = spawnSync(program, args, { env, encoding: 'utf8', timeout: 5000, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.error || r.status !== 0) return undefined;
+  return (r.stdout || r.stderr).split('\n')[0]?.trim();
+}
+
+function checkProgram(name: string, program: string, args: string[], want: [number, number], env: NodeJS.ProcessEnv, install: string): Check {
+  const line = firstLine(program, args, env);
+  if (line === undefined) return fail(name, `${program} was not found on PATH (or did not run)`, install);
+  // tmux built from git says "tmux master" or "tmux next-3.5": new enough.
+  if (name === 'tmux' && /\b(master|next-)/.test(line)) return pass(name, line);
+  const v = versionOf(line);
+  if (v === undefined) return fail(name, `cannot tell the version from '${line}'`, `${install} (${want.join('.')} or newer)`);
+  return atLeast(v, want) ? pass(name, line) : fail(name, `${line} is older than ${want.join('.')}`, `${install} (${want.join('.')} or newer)`);
+}
+
+function checkNode(): Check {
+  const major = Number(process.versions.node.split('.')[0]);
+  return major >= 20 ? pass('node', `node ${process.versions.node}`) : fail('node', `node ${process.versions.node} is older than 20`, 'install Node.js 20 or newer');
+}
+
+function checkRegistry(env: NodeJS.ProcessEnv): Check {
+  const dir = resolveRunDir(env);
+  const q = shellQuote(dir);
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && isAbsolute(dir)) return pass('registry', `${dir} does not exist yet; it will be created on first enrollment`);
+  }
+  try {
+    checkRunDir(dir);
+    return pass('registry', `${dir} is a private directory (0700, yours)`);
+  } catch (e) {
+    // checkRunDir's verdict, with the reason and the fix said apart.
+    const change = `remove ${q} or set TMUX_RUN_DIR to a directory of your own`;
+    if (st === undefined) return fail('registry', (e as Error).message, change);
+    if (st.isSymbolicLink()) return fail('registry', `${dir} is a symlink`, change);
+    if (!st.isDirectory()) return fail('registry', `${dir} is not a directory`, change);
+    if (st.uid !== process.getuid?.()) return fail('registry', `${dir} belongs to uid ${st.uid}, not to you`, change);
+    if ((st.mode & 0o077) !== 0) return fail('registry', `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 700 ${q}`);
+    return fail('registry', (e as Error).message, change);
+  }
+}
+
+function checkHelper(): Check {
+  const main = helperMainPath();
+  return existsSync(main)
+    ? pass('helper', `${main} exists`)
+    : fail('helper', `${main} is missing`, `run 'npm install' (or 'npm run build') in ${shellQuote(packageRoot())}`);
+}
+
+/** The audit directory can be written (or created), and the trail, if there, is a 0600 file of yours. */
+function checkAudit(env: NodeJS.ProcessEnv): Check {
+  const file = auditPath(env);
+  const dir = dirname(file);
+  let existing = dir;
+  while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
+  try {
+    if (!statSync(existing).isDirectory()) return fail('audit', `${existing} is not a directory`, `remove ${shellQuote(existing)} or set XDG_STATE_HOME`);
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch {
+    return fail('audit', `${existing} is not writable, so the audit trail cannot be written`, `make ${shellQuote(existing)} writable or set XDG_STATE_HOME`);
+  }
+  if (existing !== dir) return pass('audit', `${dir} does not exist yet; it will be created on the first run`);
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return pass('audit', `${dir} is writable; no audit trail yet`);
+  }
+  const q = shellQuote(file);
+  if (!st.isFile()) return fail('audit', `${file} is not a regular file (a symlink or something else)`, `remove ${q}`);
+  if (st.uid !== process.getuid?.()) return fail('audit', `${file} belongs to uid ${st.uid}, not to you`, `remove ${q}`);
+  if ((st.mode & 0o077) !== 0) return fail('audit', `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${q}`);
+  return pass('audit', `${file} is a private file (0600, yours)`);
+}
+
+async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promise<Check> {
+  const dir = resolveRunDir(env);
+  if (!registry.ok) return pass('enrollments', 'not checked: the registry directory is unsafe');
+  if (!existsSync(dir)) return pass('enrollments', 'no panes enrolled');
+  try {
+    const records = scanRecords(dir).length;
+    const live = await listEnrolled(dir);
+    const names = live.map((p) => p.pane_id).join(', ');
+    const stale = records - live.length;
+    const staleText = stale > 0 ? `; ${stale} record${stale === 1 ? '' : 's'} of helpers that do not answer ('tmux-run panes' removes those that are gone)` : '';
+    return pass('enrollments', live.length === 0 ? `no panes enrolled${staleText}` : `${live.length} pane${live.length === 1 ? '' : 's'} enrolled and answering (${names})${staleText}`);
+  } catch (e) {
+    return fail('enrollments', `cannot list enrollments: ${(e as Error).message}`, 'see the registry check above');
+  }
+}
+
+/** Every check, in the order printed. */
+export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const tmux = env.TMUX_RUN_TMUX || 'tmux';
+  const registry = checkRegistry(env);
+  return [
+    checkNode(),
+    checkProgram('tmux', tmux, ['-V'], [3, 2], env, 'install tmux 3.2 or newer'),
+    checkProgram('zsh', 'zsh', ['--version'], [5, 9], env, 'install zsh 5.9 or newer'),
+    registry,
+    checkHelper(),
+    checkAudit(env),
+    await checkEnrollments(env, registry),
+  ];
+}
+
+export const doctor: Command = {
+  name: 'doctor',
+  summary: 'check node, tmux, zsh and directory permissions',
+  help: `Usage: tmux-run doctor [--json]
+
+Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, zsh 5.9 or newer, a private
+registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, and which enrolled
+panes answer. Exits 0 when all is well, 1 otherwise.
+
+Options:
+  --json      print an array of {check, ok, detail, fix}
+  -h, --help  show this help
+`,
+  spec: { options: { json: false } },
+  async run(args, io) {
+    const checks = await runChecks(io.env);
+    const ok = checks.every((c) => c.ok);
+    if (args.options.has('json')) {
+      io.out(safeJson(checks, 2) + '\n');
+      return ok ? 0 : 1;
+    }
+    const rows: Cell[][] = checks.map((c) => [
+      c.ok ? { text: 'ok', color: 'green' } : { text: 'FAIL', color: 'red' },
+      c.check,
+      c.fix === null ? c.detail : `${c.detail}; fix: ${c.fix}`,
+    ]);
+    io.out(formatRows(io, rows).lines.join('\n') + '\n');
+    const failed = checks.filter((c) => !c.ok).map((c) => c.check);
+    if (failed.length > 0) io.err(`tmux-run: doctor: ${failed.length} check${failed.length === 1 ? '' : 's'} failed (${failed.join(', ')})\n`);
+    return ok ? 0 : 1;
+  },
+};

@@ -1,0 +1,55 @@
+// `tmux-run panes`: the live enrollments, as a table or as JSON.
+import { listEnrolled, type PaneListing } from '../registry.js';
+import { safeJson } from './escape.js';
+import { formatRows, type Cell, type Color } from './output.js';
+import { existingRunDir } from './registrydir.js';
+import { shellQuote, snippetPath } from './root.js';
+import type { Command } from './command.js';
+
+const STATE_COLOR: Record<PaneListing['state'], Color> = { idle: 'green', busy: 'yellow', running: 'cyan' };
+
+/** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */
+export async function livePanes(env: NodeJS.ProcessEnv): Promise<PaneListing[]> {
+  const dir = existingRunDir(env);
+  return dir === undefined ? [] : listEnrolled(dir, { cleanup: true });
+}
+
+export const panes: Command = {
+  name: 'panes',
+  summary: 'list the enrolled panes',
+  help: `Usage: tmux-run panes [--json]
+
+List the tmux panes whose zsh is enrolled and whose helper answers.
+
+Options:
+  --json      print a JSON array, one object per pane (the objects tmux_enrolled_panes shows)
+  -h, --help  show this help
+`,
+  spec: { options: { json: false } },
+  async run(args, io) {
+    const list = await livePanes(io.env);
+    if (args.options.has('json')) {
+      io.out(safeJson(list) + '\n');
+      return 0;
+    }
+    if (list.length === 0) {
+      io.out(`No panes are enrolled. To enroll one, run this in its zsh:\n  source ${shellQuote(snippetPath())}\n`);
+      return 0;
+    }
+    const rows: Cell[][] = [['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'SHELL PID', 'CWD', 'ENROLLED']];
+    for (const p of list) {
+      rows.push([
+        p.pane_id,
+        p.generation,
+        p.session,
+        `${p.window}:${p.window_name}`,
+        { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
+        String(p.shell_pid),
+        p.cwd ?? '?',
+        p.enrolled_at.replace(/\.\d+Z$/, 'Z'),
+      ]);
+    }
+    io.out(formatRows(io, rows).lines.join('\n') + '\n');
+    return 0;
+  },
+};

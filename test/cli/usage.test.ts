@@ -1,0 +1,91 @@
+// The command line itself: help everywhere, one-line refusals of bad input, exit statuses.
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli, sandbox } from './support.js';
+
+const box = sandbox();
+afterAll(() => box.remove());
+
+const COMMANDS = ['panes', 'revoke', 'snippet', 'log', 'doctor'];
+
+describe('tmux-run usage', () => {
+  it('prints usage for --help, -h and help, exit 0', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = await cli(args, box.env);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: tmux-run COMMAND/);
+      for (const c of COMMANDS) expect(r.stdout).toContain(`  ${c} `);
+      expect(r.stderr).toBe('');
+    }
+  });
+
+  it('prints each command\'s help with --help and -h, exit 0', async () => {
+    for (const c of COMMANDS) {
+      for (const flag of ['--help', '-h']) {
+        const r = await cli([c, flag], box.env);
+        expect(r.code, `${c} ${flag}`).toBe(0);
+        expect(r.stdout).toMatch(new RegExp(`^Usage: tmux-run ${c}\\b`));
+        expect(r.stderr).toBe('');
+      }
+      const viaHelp = await cli(['help', c], box.env);
+      expect(viaHelp.stdout).toMatch(new RegExp(`^Usage: tmux-run ${c}\\b`));
+    }
+    // help wins over other mistakes on the same line
+    expect((await cli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
+  });
+
+  it('puts usage on stderr with exit 2 when the command is missing or unknown', async () => {
+    const none = await cli([], box.env);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^Usage: tmux-run COMMAND/);
+    const unknown = await cli(['frobnicate'], box.env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe("tmux-run: unknown command 'frobnicate'");
+    expect(unknown.stderr).toContain('Usage: tmux-run COMMAND');
+  });
+
+  it('refuses bad options and arguments with one line and exit 2', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['panes', '--bogus'], /unknown option --bogus/],
+      [['panes', 'extra'], /unexpected argument 'extra'/],
+      [['panes', '--json=yes'], /takes no value/],
+      [['revoke'], /missing argument PANE/],
+      [['revoke', '%1', '%2'], /unexpected argument '%2'/],
+      [['revoke', 'nonsense!'], /neither a pane id/],
+      [['revoke', '%1', '--generation'], /needs a value/],
+      [['revoke', '%1', '--generation', 'xyz'], /--generation takes a generation/],
+      [['snippet', 'now'], /unexpected argument 'now'/],
+      [['log', '--pane', '3'], /--pane takes a pane id/],
+      [['log', '--run', 'not-hex'], /--run takes a run id/],
+      [['log', '--since', 'yesterday'], /--since takes a duration/],
+      [['log', '--follow', 'x'], /unexpected argument/],
+      [['doctor', '--fix'], /unknown option --fix/],
+      [['panes', '--\x1b[2J'], /unknown option --\\x1b\[2J/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await cli(args, box.env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      const lines = r.stderr.split('\n');
+      expect(lines, args.join(' ')).toHaveLength(2); // one line and its newline
+      expect(lines[0]).toMatch(/^tmux-run: /);
+      expect(lines[0]).toMatch(re);
+      expect(r.stderr).not.toMatch(/\x1b/);
+    }
+  });
+
+  it('fails with one line and exit 1 for an error that is not about usage', async () => {
+    const r = await cli(['revoke', '%7'], box.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('tmux-run: no enrolled pane %7\n');
+  });
+
+  it('prints the snippet path and the .zshrc line', async () => {
+    const r = await cli(['snippet'], box.env);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^\/.*\/shell\/tmux-run\.zsh$/);
+    expect(lines).toContain(`  [[ -n $TMUX ]] && source ${lines[0]}`);
+    expect(lines).toContain(`  source ${lines[0]}`);
+  });
+});

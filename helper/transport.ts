@@ -24,7 +24,10 @@ export function socketTransport(socket: Socket, maxFrame: number = DEFAULT_MAX_F
       if (!closed && socket.writable) socket.write(encodeFrame(message));
     },
     close() {
-      if (!closed) socket.end();
+      if (closed) return;
+      // Flush what was sent, then make sure a peer that never answers cannot hold the socket open.
+      socket.end();
+      setTimeout(() => finish(), 1000).unref();
     },
   };
   const finish = (err?: Error): void => {

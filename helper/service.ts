@@ -346,7 +346,7 @@ export class HelperService {
         const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
         const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
         this.settle(job, {
-          ...err('output_limit_exceeded', `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${c ? `the script then ${how}, a signal sent by tmux-run` : 'its end was not observed'}`, b.run_id, true),
+          ...err('output_limit_exceeded', `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`, b.run_id, true),
           ...(c ? { completion: c } : {}),
           stdout_bytes: o.stdoutBytes,
           stderr_bytes: o.stderrBytes,

@@ -47,6 +47,10 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   if (bytes > MAX_SCRIPT_BYTES) {
     return failure('invalid_arguments', `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes; nothing was run`, 'not_sent');
   }
+  // An unpaired surrogate has no UTF-8 form: it would run (and be digested) as U+FFFD, not as sent.
+  if (/[\uD800-\uDFFF]/u.test(args.script)) {
+    return failure('invalid_arguments', 'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form); nothing was run', 'not_sent');
+  }
   const digest = scriptDigest(args.script);
   const runId = freshId();
   const refuse = (code: string, message: string): ToolResult => {

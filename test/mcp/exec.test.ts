@@ -1,0 +1,148 @@
+// tmux_run end to end: what a script sees and what comes back (status, signals, streams,
+// encodings, stdin, descriptors, environment, background jobs), through the real stack.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processAlive, waitUntil } from '../support/tmux.js';
+import { setupFixture, timed, type Fixture } from './support.js';
+
+let fx: Fixture;
+beforeAll(async () => {
+  fx = await setupFixture();
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+const ok = (s: Record<string, any>): Record<string, any> => {
+  expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
+  return s.data;
+};
+
+describe('tmux_run: completion', () => {
+  it.each([0, 3, 255])('reports exit status %i', async (code) => {
+    const d = ok(await fx.run(`exit ${code}`));
+    expect(d.completion).toEqual({ state: 'exited', exit_status: code, signal: null });
+    expect(d.target).toEqual(fx.target());
+    expect(d.authorization).toMatchObject({
+      state: 'authorized',
+      pane_id: fx.listing.pane_id,
+      server_generation: fx.listing.server_generation,
+      process_generation: fx.listing.process_generation,
+      enrollment_generation: fx.listing.enrollment_generation,
+    });
+  });
+
+  it('reports a script killed by SIGTERM as signaled 15', async () => {
+    expect(ok(await fx.run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
+  });
+
+  it('reports a script killed by SIGKILL as signaled 9', async () => {
+    expect(ok(await fx.run('kill -KILL $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 9 });
+  });
+
+  it('reports exit 143 as exited 143, not as a signal', async () => {
+    expect(ok(await fx.run('exit 143')).completion).toEqual({ state: 'exited', exit_status: 143, signal: null });
+  });
+
+  it('gives every run a fresh run id and the script digest', async () => {
+    const a = ok(await fx.run('true')).authorization;
+    const b = ok(await fx.run('true')).authorization;
+    expect(a.run_id).not.toBe(b.run_id);
+    expect(a.script_digest).toBe(b.script_digest);
+    expect(a.script_digest).toBe('b5bea41b6c623f7c09f1bf24dcae58ebab3c0cdd90ad966bc43a45b44867e12b'); // sha256("true")
+  });
+});
+
+describe('tmux_run: streams', () => {
+  it('closes stdin: cat returns at once with nothing', async () => {
+    const { ms, value } = await timed(() => fx.run('cat; echo "status $?" >&2'));
+    const d = ok(value);
+    expect(d.stdout).toEqual({ encoding: 'utf-8', data: '', bytes: 0, truncated: false });
+    expect(d.stderr.data).toBe('status 0\n');
+    expect(ms).toBeLessThan(3000);
+  });
+
+  it('keeps stdout and stderr apart', async () => {
+    const d = ok(await fx.run('echo out; echo err >&2; echo out2'));
+    expect(d.stdout).toEqual({ encoding: 'utf-8', data: 'out\nout2\n', bytes: 9, truncated: false });
+    expect(d.stderr).toEqual({ encoding: 'utf-8', data: 'err\n', bytes: 4, truncated: false });
+  });
+
+  it('returns bytes that are not UTF-8 as base64', async () => {
+    const d = ok(await fx.run("printf '\\377\\376'; printf '\\200' >&2"));
+    expect(d.stdout).toEqual({ encoding: 'base64', data: Buffer.from([0xff, 0xfe]).toString('base64'), bytes: 2, truncated: false });
+    expect(d.stderr).toEqual({ encoding: 'base64', data: Buffer.from([0x80]).toString('base64'), bytes: 1, truncated: false });
+  });
+
+  it('returns UTF-8 text as utf-8 with its byte count', async () => {
+    const d = ok(await fx.run("printf 'héllo ✓'"));
+    expect(d.stdout).toEqual({ encoding: 'utf-8', data: 'héllo ✓', bytes: Buffer.byteLength('héllo ✓'), truncated: false });
+    expect(d.stdout.bytes).toBe(10);
+    expect(d.stderr).toEqual({ encoding: 'utf-8', data: '', bytes: 0, truncated: false });
+  });
+
+  it('gives the script only descriptors 0, 1 and 2', async () => {
+    const d = ok(await fx.run('ls /proc/self/fd'));
+    // 3 is the directory ls itself opened to list it.
+    expect(d.stdout.data.split('\n').filter(Boolean)).toEqual(['0', '1', '2', '3']);
+    // The script's own shell, seen from a child while it waits: exactly 0, 1, 2, with stdin /dev/null.
+    const d2 = ok(await fx.run('ls /proc/$$/fd; readlink /proc/$$/fd/0'));
+    expect(d2.stdout.data.split('\n').filter(Boolean)).toEqual(['0', '1', '2', '/dev/null']);
+  });
+});
+
+describe('tmux_run: secrets stay out of the script', () => {
+  it('has no secret or token in its environment, argv or /proc', async () => {
+    const secret = fx.record().secret;
+    expect(secret).toMatch(/^[a-f0-9]{64}$/);
+    const d = ok(await fx.run('env; echo ---; tr "\\0" " " </proc/$$/cmdline; echo; echo ---; tr "\\0" "\\n" </proc/$$/environ; echo ---; cat /proc/self/cmdline | tr "\\0" " "'));
+    const text: string = d.stdout.data;
+    expect(text).toContain('TMUX_RUN_DIR=');
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain(d.authorization.run_id);
+    const names = text.split('---')[0]!.split('\n').filter((l) => l.includes('=')).map((l) => l.slice(0, l.indexOf('=')));
+    expect(names.filter((n) => /TOKEN|SECRET|HMAC/i.test(n))).toEqual([]);
+    // Only the person's own settings (the pane was started with TMUX_RUN_DIR and TMUX_RUN_NOTIFY).
+    expect(names.filter((n) => n.startsWith('TMUX_RUN_')).sort()).toEqual(['TMUX_RUN_DIR', 'TMUX_RUN_NOTIFY']);
+    expect(names.filter((n) => /^_?tmux_run/i.test(n) && !['TMUX_RUN_DIR', 'TMUX_RUN_NOTIFY'].includes(n))).toEqual([]);
+    // No 64-hex value (the shape of a token or secret) anywhere in the environment.
+    expect(text.split('---')[0]!).not.toMatch(/=[a-f0-9]{64}$/m);
+  });
+});
+
+describe('tmux_run: background jobs', () => {
+  it('ends the run when /bin/sh exits and stops what is left in its group', async () => {
+    const { ms, value } = await timed(() => fx.run('sleep 100 & echo "started $!"'));
+    const d = ok(value);
+    expect(d.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+    const m = /^started (\d+)$/m.exec(d.stdout.data);
+    expect(m).not.toBeNull();
+    const pid = Number(m![1]);
+    expect(ms).toBeLessThan(3000);
+    await waitUntil(() => !processAlive(pid), 5000, `background sleep ${pid} to be stopped`);
+  });
+
+  it('stops a background job that holds the pipes without delaying the result', async () => {
+    const { ms, value } = await timed(() => fx.run('(sleep 100; echo never) & echo "started $!"; echo bye >&2'));
+    const d = ok(value);
+    expect(d.stderr.data).toBe('bye\n');
+    expect(d.stdout.data).not.toContain('never');
+    const pid = Number(/^started (\d+)$/m.exec(d.stdout.data)![1]);
+    expect(ms).toBeLessThan(3000);
+    await waitUntil(() => !processAlive(pid), 5000, `background subshell ${pid} to be stopped`);
+  });
+});
+
+describe('tmux_run: round trip', () => {
+  it('measures the median round trip of `true`', async () => {
+    for (let i = 0; i < 20; i++) ok(await fx.run('true'));
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const { ms, value } = await timed(() => fx.run('true'));
+      ok(value);
+      times.push(ms);
+    }
+    times.sort((a, b) => a - b);
+    const median = (times[99]! + times[100]!) / 2;
+    console.log(`tmux_run round trip of \`true\` over 200 calls: median ${median.toFixed(1)} ms, p90 ${times[179]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms, max ${times[199]!.toFixed(1)} ms`);
+  }, 120_000);
+});

@@ -1,0 +1,117 @@
+// What tmux-run-mcp offers: tools/list with and without --enable-tool tmux_run, the contract's
+// schemas and annotations served exactly, and the refusal of a tool that is not enabled.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_BIN, ROOT, brokerEnv, startMcp, type McpHandle } from '../support/mcp.js';
+import { CONTRACT_DIR, checkRunResult, contractInput, contractOutput, setupFixture, type Fixture } from './support.js';
+
+let fx: Fixture;
+let disabled: McpHandle;
+beforeAll(async () => {
+  fx = await setupFixture();
+  disabled = await startMcp(fx.server, { enable: false });
+});
+afterAll(async () => {
+  await disabled?.close();
+  await fx?.close();
+});
+
+/** Runs tmux-run-mcp with args and stdin closed; resolves with its exit code and stderr. */
+function runMcp(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [MCP_BIN, ...args], { env: brokerEnv(fx.server), timeout: 10_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr, stdout });
+    });
+    child.stdin?.end();
+  });
+}
+
+describe('tools/list', () => {
+  it('offers tmux_run only with --enable-tool tmux_run', async () => {
+    const on = (await fx.mcp.client.listTools()).tools.map((t) => t.name).sort();
+    expect(on).toEqual(['tmux_enrolled_panes', 'tmux_run']);
+    const off = (await disabled.client.listTools()).tools.map((t) => t.name);
+    expect(off).toEqual(['tmux_enrolled_panes']);
+  });
+
+  it('serves the contract input and output schemas exactly', async () => {
+    const tool = (await fx.mcp.client.listTools()).tools.find((t) => t.name === 'tmux_run')!;
+    expect(tool.inputSchema).toStrictEqual(contractInput);
+    expect(tool.outputSchema).toStrictEqual(contractOutput);
+  });
+
+  it('ships copies of the contract in schemas/ equal to the published contract', () => {
+    for (const name of ['tmux_run.input.schema.json', 'tmux_run.output.schema.json']) {
+      const copy = JSON.parse(readFileSync(join(ROOT, 'schemas', name), 'utf8'));
+      const published = JSON.parse(readFileSync(join(CONTRACT_DIR, name), 'utf8'));
+      expect(copy, name).toStrictEqual(published);
+    }
+  });
+
+  it('annotates tmux_run as destructive, not idempotent, closed-world, not read-only', async () => {
+    const tool = (await fx.mcp.client.listTools()).tools.find((t) => t.name === 'tmux_run')!;
+    expect(tool.annotations).toMatchObject({ destructiveHint: true, idempotentHint: false, openWorldHint: false, readOnlyHint: false });
+    expect(tool.description).toMatch(/tmux_enrolled_panes/);
+  });
+
+  it('lists the enrolled pane through tmux_enrolled_panes on both servers', async () => {
+    for (const client of [fx.mcp.client, disabled.client]) {
+      const r = (await client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
+      expect(r.isError).not.toBe(true);
+      const panes = (r.structuredContent as { panes: Array<Record<string, unknown>> }).panes;
+      const p = panes.find((x) => x.pane_id === fx.pane.id);
+      expect(p).toMatchObject({ pane_id: fx.pane.id, generation: fx.listing.generation, state: 'idle' });
+      for (const key of ['session', 'window', 'cwd', 'shell_pid', 'helper_pid', 'enrolled_at']) expect(p).toHaveProperty(key);
+    }
+  });
+});
+
+describe('tmux_run when not enabled', () => {
+  it('refuses a call with an error naming --enable-tool tmux_run, and nothing runs', async () => {
+    const marker = fx.marker();
+    const script = `touch '${marker}'`;
+    const result = (await disabled.client.callTool({
+      name: 'tmux_run',
+      arguments: { target: fx.target(), script },
+    })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    const s = checkRunResult(result);
+    expect(s.error.message).toContain('--enable-tool tmux_run');
+    expect(s.error.delivery).toBe('not_sent');
+    expect(s.error.effects).toEqual({ state: 'none', authorization: null, completion: { state: 'unobserved' } });
+    expect(s.error.message).not.toContain(marker);
+    await fx.assertNothingRan(script, marker);
+  });
+});
+
+describe('tmux-run-mcp arguments', () => {
+  it('exits non-zero at start on an unknown --enable-tool, saying why', async () => {
+    const r = await runMcp(['--enable-tool', 'foo']);
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBeNull();
+    expect(r.stderr).toMatch(/unknown tool "foo"/);
+    expect(r.stderr).toMatch(/tmux_run/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits non-zero on --enable-tool without a name and on an unknown argument', async () => {
+    const a = await runMcp(['--enable-tool']);
+    expect(a.code).not.toBe(0);
+    expect(a.stderr).toMatch(/--enable-tool/);
+    const b = await runMcp(['--bogus']);
+    expect(b.code).not.toBe(0);
+    expect(b.stderr).toMatch(/unknown argument/);
+  });
+
+  it('accepts --enable-tool=tmux_run', async () => {
+    const h = await startMcp(fx.server, { args: ['--enable-tool=tmux_run'] });
+    try {
+      expect((await h.client.listTools()).tools.map((t) => t.name)).toContain('tmux_run');
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -11,7 +11,7 @@ import { freshId, paneGeneration, processGeneration, serverGeneration } from './
 import { ShellChannel } from './shellchannel.js';
 import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from './record.js';
 import { AuditLog, auditPath } from './audit.js';
-import { socketTransport } from './transport.js';
+import { LinkLimit } from './transport.js';
 import { HelperService } from './service.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
@@ -19,6 +19,8 @@ class EnrollError extends Error {}
 
 /** Largest request frame: a 64 KiB script plus its authorization. */
 const MAX_REQUEST_FRAME = 128 * 1024;
+/** Links served at once; over it, a link that has not sent a whole request yet makes room. */
+const MAX_CONNECTIONS = 64;
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
 
@@ -36,7 +38,12 @@ function tmuxDisplay(socket: string, pane: string): Promise<string> {
       process.env.TMUX_RUN_TMUX || 'tmux',
       ['-S', socket, 'display-message', '-p', '-t', pane, '#{pane_id}\t#{pane_tty}\t#{pid}'],
       { timeout: 5000 },
-      (e, out) => (e ? reject(e) : resolve(out.trim())),
+      (e, out, err) => {
+        if (!e) return resolve(out.trim());
+        // tmux's own one-line complaint ("can't find pane: %9") says more than "Command failed".
+        const said = String(err ?? '').trim().split('\n')[0];
+        reject(new Error(said || (e.killed ? 'tmux did not answer within 5 seconds' : e.message.split('\n')[0])));
+      },
     );
   });
 }
@@ -54,12 +61,26 @@ async function main(): Promise<void> {
     log(`cannot open the shell channel ${base}: ${(e as Error).message}`);
     process.exit(1);
   }
+  // Files this helper made before it is enrolled; a failed enrollment leaves none of them.
+  const made: string[] = [];
+  let failing = false;
   const fail = (reason: string): never => {
-    log(`enrollment failed: ${reason}`);
-    shell.fail(reason);
-    setTimeout(() => process.exit(1), 50);
+    if (!failing) {
+      failing = true;
+      log(`enrollment failed: ${reason}`);
+      for (const path of made) removeQuietly(path);
+      void shell.fail(reason).then(() => process.exit(1));
+    }
     throw new EnrollError(reason);
   };
+  // Until it is enrolled, SIGTERM (the shell gave up waiting, or was interrupted) just undoes.
+  const earlyTerm = (): void => {
+    log('stopped before it was ready');
+    for (const path of made) removeQuietly(path);
+    process.exit(0);
+  };
+  process.on('SIGTERM', earlyTerm);
+  internalFail = (e: Error) => fail(`internal error: ${e.message}`);
 
   const dir = dirname(base);
   try {
@@ -88,7 +109,7 @@ async function main(): Promise<void> {
     if (statSync(shellTty).rdev !== shellStat!.ttyNr) fail(`this shell is not running on pane ${paneId}'s terminal (${shellTty})`);
   } catch (e) {
     if (e instanceof EnrollError) throw e;
-    fail(`tmux could not describe pane ${paneId}: ${(e as Error).message.split('\n')[0]}`);
+    fail(`tmux could not describe pane ${paneId}: ${(e as Error).message}`);
   }
 
   const boot = bootId();
@@ -140,21 +161,22 @@ async function main(): Promise<void> {
     removeQuietly(recordPath(dir, enrollment));
     removeQuietly(sock);
     server?.close();
-    service.shutdown(why === 'revoked' ? 'the enrollment was revoked' : 'the enrolled shell has exited');
+    if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
+    else service.shutdown('the enrolled shell has exited');
     const finish = (): void => {
-      for (const suffix of ['.req', '.rsp', '.env']) removeQuietly(base + suffix);
+      for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(base + suffix);
       shell.close();
       process.exit(code);
     };
     // Let a stopped run report its outcome (and the audit trail record it) before leaving.
     void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
   };
-  process.on('SIGTERM', () => end('SIGTERM', 0));
   shell.onclose = () => end('the shell closed its channel', 0);
 
   const previousUmask = process.umask(0o077);
-  server = createServer({ allowHalfOpen: false }, (conn) => service.attach(socketTransport(conn, MAX_REQUEST_FRAME)));
-  server.maxConnections = 64;
+  const links = new LinkLimit(MAX_CONNECTIONS);
+  server = createServer({ allowHalfOpen: false }, (conn) => service.attach(links.admit(conn, MAX_REQUEST_FRAME)));
+  made.push(sock);
   await new Promise<void>((resolve, reject) => {
     server!.once('error', reject);
     server!.listen(sock, () => resolve());
@@ -163,20 +185,42 @@ async function main(): Promise<void> {
   chmodSync(sock, 0o600);
   const st = lstatSync(sock);
   if (!st.isSocket() || (st.mode & 0o077) !== 0) fail(`the socket ${sock} did not get mode 0600`);
+  made.push(recordPath(dir, enrollment));
   try {
     writeRecord(dir, record);
   } catch (e) {
     fail(`cannot write the enrollment record: ${(e as Error).message}`);
   }
+  if (failing) return;
 
   setInterval(() => {
     if (!alive()) end('the shell or the tmux server is gone', 0);
     else if (!existsQuiet(recordPath(dir, enrollment))) end('the enrollment record was removed', 0);
   }, WATCH_MS);
 
-  shell.ready(record.generation);
+  // Enrolled: from here on SIGTERM, a vanished shell or an unexpected error ends it cleanly.
+  process.off('SIGTERM', earlyTerm);
+  process.on('SIGTERM', () => end('SIGTERM', 0));
+  internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
+  shell.ready(record.generation, enrollment);
   log(`enrolled pane ${paneId} (generation ${record.generation}, shell ${shellPid})`);
 }
+
+/** What an unexpected error does: before enrollment, tell the shell; after it, end cleanly. */
+let internalFail: (e: Error) => void = (e) => {
+  log(`fatal: ${e.stack ?? e.message}`);
+  process.exit(1);
+};
+
+process.on('uncaughtException', (e) => {
+  if (e instanceof EnrollError) return;
+  log(`unexpected error: ${e.stack ?? e.message}`);
+  try {
+    internalFail(e);
+  } catch {
+    /* an EnrollError: the shell has been told */
+  }
+});
 
 function existsQuiet(path: string): boolean {
   try {
@@ -188,6 +232,11 @@ function existsQuiet(path: string): boolean {
 }
 
 main().catch((e: Error) => {
-  log(`fatal: ${e.message}`);
-  setTimeout(() => process.exit(1), 50);
+  if (e instanceof EnrollError) return; // reported to the shell; exiting
+  log(`fatal: ${e.stack ?? e.message}`);
+  try {
+    internalFail(e);
+  } catch {
+    /* an EnrollError: the shell has been told */
+  }
 });

@@ -37,11 +37,16 @@ export function writeRecord(dir: string, rec: EnrollmentRecord): string {
   const tmp = join(dir, `.${rec.enrollment_generation}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
-    writeSync(fd, JSON.stringify(rec) + '\n');
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, JSON.stringify(rec) + '\n');
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, final);
+  } catch (e) {
+    removeQuietly(tmp); // a full disk must not leave a half-written record behind
+    throw e;
   }
-  renameSync(tmp, final);
   return final;
 }
 

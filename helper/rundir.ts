@@ -1,6 +1,6 @@
 // The registry directory: where enrollment records, sockets and channels live, checked like tmux's.
 import { lstatSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 /** An unsafe or unusable registry directory; the message says what is wrong and how to fix it. */
 export class RunDirError extends Error {
@@ -19,6 +19,10 @@ export function resolveRunDir(env: NodeJS.ProcessEnv = process.env): string {
  * other access; creates it 0700 when `create` and it is missing. Throws RunDirError otherwise.
  */
 export function checkRunDir(dir: string, opts: { create?: boolean } = {}): string {
+  if (!isAbsolute(dir)) {
+    // Records name sockets by this path: a relative one would mean something else elsewhere.
+    throw new RunDirError(`the directory ${dir} is not an absolute path; set TMUX_RUN_DIR to one`);
+  }
   let st;
   try {
     st = lstatSync(dir);

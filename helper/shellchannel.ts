@@ -76,14 +76,31 @@ export class ShellChannel {
     if (!this.closed) this.req?.write(line.replace(/[\r\n]/g, ' ') + '\n', 'utf8');
   }
 
-  /** Tells the shell this helper is ready, with the pane's listed generation. */
-  ready(generation: string): void {
-    this.write(`R ${generation}`);
+  /**
+   * Tells the shell this helper is ready, with the pane's listed generation and the enrollment
+   * generation (the shell removes the record itself when it finds the helper killed).
+   */
+  ready(generation: string, enrollment: string): void {
+    this.write(`R ${generation} ${enrollment}`);
   }
 
-  /** Tells the shell enrollment failed (the snippet prints the reason). */
-  fail(reason: string): void {
-    this.write(`E ${reason}`);
+  /**
+   * Tells the shell enrollment failed (the snippet prints the reason); resolves once the line
+   * has been handed to the FIFO (or after a short bound), so the process can exit right after.
+   */
+  fail(reason: string): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 500);
+      if (this.closed || !this.req) {
+        clearTimeout(timer);
+        resolve();
+        return;
+      }
+      this.req.write(`E ${reason.replace(/[\r\n]/g, ' ')}\n`, 'utf8', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Draws a one-line notice in the pane (zle -M); the shell drops it when notices are off. */

@@ -7,6 +7,9 @@
 # this shell, through zle's own descriptor handler, whether the line editor is idle and empty,
 # and for the current directory and exported environment. Set TMUX_RUN_NOTIFY=off to hide the
 # notices drawn when a run starts and ends.
+#
+# Sourcing defines only names that start with tmux_run_ or _tmux_run_, adds one function to
+# precmd_functions while enrolled, and changes none of the shell's options.
 
 # Refuse early in shells that are not zsh; this part must parse in any POSIX shell.
 if [ -z "${ZSH_VERSION-}" ]; then
@@ -14,13 +17,19 @@ if [ -z "${ZSH_VERSION-}" ]; then
   return 1 2>/dev/null || exit 1
 fi
 
+# The person's aliases must not change the functions below: define them with alias expansion
+# off, then put the option back exactly as it was.
+typeset -g _tmux_run_aliases=${options[aliases]}
+setopt no_aliases
+
 typeset -g _tmux_run_snippet=${${(%):-%x}:A}
 
 # _tmux_run_enroll: checks everything, starts the helper, waits for it to be ready.
-# Returns 0 when enrolled (or already enrolled), 1 with one line on stderr otherwise.
+# Returns 0 when enrolled (or already enrolled), 1 with one line on stderr otherwise; a refusal
+# leaves nothing behind (no file in the directory, no helper process).
 _tmux_run_enroll() {
   emulate -L zsh
-  setopt local_options no_bg_nice
+  setopt local_options local_traps no_bg_nice extended_glob
   local -a v=( ${(s:.:)ZSH_VERSION} )
   if (( ${v[1]:-0} < 5 || ( ${v[1]:-0} == 5 && ${v[2]:-0} < 9 ) )); then
     print -ru2 -- "tmux-run: not enrolled: zsh $ZSH_VERSION is too old; zsh 5.9 or newer is required"
@@ -28,6 +37,10 @@ _tmux_run_enroll() {
   fi
   if [[ ! -o interactive ]]; then
     print -ru2 -- "tmux-run: not enrolled: this zsh is not interactive"
+    return 1
+  fi
+  if (( ${+ZSH_EXECUTION_STRING} || ${+ZSH_SCRIPT} )); then
+    print -ru2 -- "tmux-run: not enrolled: this zsh runs a command string or a script (zsh -c, zsh FILE) and never waits at a prompt"
     return 1
   fi
   if [[ ! -o zle ]]; then
@@ -47,8 +60,9 @@ _tmux_run_enroll() {
   zmodload -F zsh/system b:sysopen b:sysread b:syswrite 2>/dev/null
   zmodload -F zsh/stat b:zstat 2>/dev/null
   zmodload -F zsh/files b:zf_mkdir b:zf_rm 2>/dev/null
-  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} )); then
-    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat and zsh/files are needed"
+  zmodload -F zsh/zselect b:zselect 2>/dev/null
+  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} || ! ${+builtins[zselect]} )); then
+    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat, zsh/files and zsh/zselect are needed"
     return 1
   fi
 
@@ -57,22 +71,30 @@ _tmux_run_enroll() {
   elif [[ -n $XDG_RUNTIME_DIR ]]; then dir=$XDG_RUNTIME_DIR/tmux-run
   else dir=/tmp/tmux-run-$EUID
   fi
+  if [[ $dir != /* ]]; then
+    print -ru2 -- "tmux-run: not enrolled: the directory $dir is not an absolute path; set TMUX_RUN_DIR to one"
+    return 1
+  fi
   [[ -e $dir || -L $dir ]] || zf_mkdir -m 700 -- $dir 2>/dev/null
   local -A st
   if ! zstat -L -H st -- $dir 2>/dev/null; then
     print -ru2 -- "tmux-run: not enrolled: cannot create the directory $dir"
     return 1
   fi
-  if [[ -L $dir || ! -d $dir ]]; then
-    print -ru2 -- "tmux-run: not enrolled: $dir is not a directory (a symlink or a file); remove it or set TMUX_RUN_DIR"
+  if [[ -L $dir ]]; then
+    print -ru2 -- "tmux-run: not enrolled: $dir is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)"
+    return 1
+  fi
+  if [[ ! -d $dir ]]; then
+    print -ru2 -- "tmux-run: not enrolled: $dir is not a directory (remove it or set TMUX_RUN_DIR)"
     return 1
   fi
   if (( st[uid] != EUID )); then
     print -ru2 -- "tmux-run: not enrolled: $dir belongs to uid $st[uid], not to you (uid $EUID); remove it or set TMUX_RUN_DIR"
     return 1
   fi
-  if (( (st[mode] & 63) != 0 )); then
-    print -ru2 -- "tmux-run: not enrolled: $dir is open to other users (mode $(( [##8] st[mode] & 4095 ))); run: chmod 700 '$dir'"
+  if (( (st[mode] & 8#077) != 0 )); then
+    print -ru2 -- "tmux-run: not enrolled: $dir is open to other users (mode $(( [##8] st[mode] & 8#7777 ))); run: chmod 700 '$dir'"
     return 1
   fi
 
@@ -82,59 +104,113 @@ _tmux_run_enroll() {
     return 1
   fi
   local node=${TMUX_RUN_NODE:-node}
-  if (( ! $+commands[$node] )) && [[ ! -x $node ]]; then
+  if (( ! $+commands[$node] )) && [[ $node != */* || ! -x $node ]]; then
     print -ru2 -- "tmux-run: not enrolled: node was not found on PATH (set TMUX_RUN_NODE to its path)"
     return 1
   fi
 
+  # ^C from here on abandons the enrollment cleanly (checked while waiting for the helper).
+  local intr=0
+  trap 'intr=1' INT
+
   local base=$dir/ch.$$.$RANDOM$RANDOM
   if ! command mkfifo -m 600 -- $base.req $base.rsp 2>/dev/null; then
+    zf_rm -f -- $base.req $base.rsp 2>/dev/null
     print -ru2 -- "tmux-run: not enrolled: cannot create the shell channel in $dir"
     return 1
   fi
-  local req rsp logfd
-  # Both ends are opened read-write (no blocking), close-on-exec (never inherited by commands).
-  if ! sysopen -rw -o cloexec -u req -- $base.req || ! sysopen -rw -o cloexec -u rsp -- $base.rsp \
-     || ! sysopen -a -o cloexec,creat,nofollow -m 600 -u logfd -- $base.log; then
+  local req= rsp= logfd=
+  # Both FIFOs are opened read-write (no blocking) and close-on-exec (never inherited by the
+  # commands the person runs). The log takes the helper's stdout and stderr.
+  if ! sysopen -rw -o cloexec -u req -- $base.req 2>/dev/null || ! sysopen -rw -o cloexec -u rsp -- $base.rsp 2>/dev/null \
+     || ! sysopen -a -o cloexec,creat,excl,nofollow -m 600 -u logfd -- $base.log 2>/dev/null; then
     [[ -n $req ]] && exec {req}<&-
     [[ -n $rsp ]] && exec {rsp}<&-
-    zf_rm -f -- $base.req $base.rsp
+    [[ -n $logfd ]] && exec {logfd}>&-
+    zf_rm -f -- $base.req $base.rsp $base.log 2>/dev/null
     print -ru2 -- "tmux-run: not enrolled: cannot open the shell channel in $dir"
     return 1
   fi
-  $node --max-semi-space-size=1 --max-old-space-size=32 -- $main $base </dev/null >&$logfd 2>&1 &!
+
+  # The person's NODE_OPTIONS (--inspect, --require) are not for the helper.
+  NODE_OPTIONS= $node --max-semi-space-size=1 --max-old-space-size=32 -- $main $base </dev/null >&$logfd 2>&1 &!
   local hpid=$!
   exec {logfd}>&-
 
-  local buf= chunk line generation= err=
+  # Wait for "R GENERATION ENROLLMENT" or "E REASON", at most 10 seconds, noticing at once a
+  # helper that exits without a word or a ^C.
+  local buf= chunk line generation= enrollment= err= rc
+  integer ticks=0
   while [[ -z $generation && -z $err ]]; do
-    if ! sysread -t 10 -i $req chunk; then
-      err="the helper did not start within 10 seconds (log: $base.log)"
-      kill -TERM $hpid 2>/dev/null
-      break
+    sysread -t 0.1 -i $req chunk; rc=$?
+    if (( rc == 0 )); then
+      buf+=$chunk
+      while [[ $buf == *$'\n'* ]]; do
+        line=${buf%%$'\n'*}; buf=${buf#*$'\n'}
+        case $line in
+          (R\ *) generation=${${line#R }%% *}; enrollment=${${line#R }#* } ;;
+          (E\ *) err=${line#E } ;;
+        esac
+      done
+    elif (( intr )); then
+      err="interrupted"
+    elif (( rc != 4 )); then
+      err="cannot read from the shell channel"
+    elif ! kill -0 $hpid 2>/dev/null; then
+      sysread -t 0 -i $req chunk && { buf+=$chunk; continue }
+      err="the helper exited before it was ready: $(_tmux_run_log_reason $base.log)"
+    elif (( ++ticks >= 100 )); then
+      err="the helper did not become ready within 10 seconds"
     fi
-    buf+=$chunk
-    while [[ $buf == *$'\n'* ]]; do
-      line=${buf%%$'\n'*}; buf=${buf#*$'\n'}
-      case $line in
-        (R\ *) generation=${line#R } ;;
-        (E\ *) err=${line#E } ;;
-      esac
-    done
   done
-  if [[ -n $err ]]; then
+  trap - INT
+  if [[ -n $err || $generation != [0-9a-f](#c32) || $enrollment != [0-9a-f](#c32) ]]; then
+    [[ -n $err ]] || err="the helper answered in a way this snippet does not understand"
+    _tmux_run_stop $hpid
     exec {req}<&- {rsp}>&-
-    zf_rm -f -- $base.req $base.rsp
+    zf_rm -f -- $base.req $base.rsp $base.env $base.log 2>/dev/null
+    [[ $enrollment == [0-9a-f](#c32) ]] && zf_rm -f -- $dir/$enrollment.json $dir/$enrollment.sock 2>/dev/null
+    # (After ^C the terminal has echoed "^C" on the command's line: start a fresh one.)
+    (( intr )) && print -u2
     print -ru2 -- "tmux-run: not enrolled: $err"
+    (( intr )) && return 130
     return 1
   fi
 
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
   typeset -g _tmux_run_base=$base _tmux_run_generation=$generation _tmux_run_inbuf=
+  typeset -g _tmux_run_enrollment=$enrollment
   zle -N _tmux_run_on_request
   zle -F -w $req _tmux_run_on_request
   precmd_functions+=(_tmux_run_precmd)
-  zshexit_functions+=(_tmux_run_zshexit)
+  return 0
+}
+
+# _tmux_run_log_reason LOG: the line of a helper's log that best says why it stopped.
+_tmux_run_log_reason() {
+  emulate -L zsh
+  setopt local_options extended_glob
+  local -a lines
+  lines=( ${(f)"$(<$1)"} ) 2>/dev/null
+  lines=( ${lines:#[[:space:]]#} )
+  local pick=${${(M)lines:#*(enrollment failed|fatal|Error|error)*}[-1]:-${lines[-1]}}
+  pick=${pick#*tmux-run-helper\[<->\]: }
+  [[ -n $pick ]] || pick="it printed nothing"
+  print -r -- ${pick[1,300]}
+}
+
+# _tmux_run_stop PID: ends a helper that must go, and waits until it has: it gets 4 seconds to
+# let a run it was serving report its end (it allows itself 3), then it is killed.
+_tmux_run_stop() {
+  emulate -L zsh
+  local pid=$1
+  integer i=0
+  kill -0 $pid 2>/dev/null || return 0
+  kill -TERM $pid 2>/dev/null
+  while kill -0 $pid 2>/dev/null && (( i++ < 80 )); do zselect -t 5; done
+  kill -0 $pid 2>/dev/null && kill -KILL $pid 2>/dev/null
+  i=0
+  while kill -0 $pid 2>/dev/null && (( i++ < 20 )); do zselect -t 5; done
   return 0
 }
 
@@ -144,7 +220,8 @@ _tmux_run_enroll() {
 _tmux_run_on_request() {
   emulate -L zsh
   local chunk line
-  if ! sysread -i $_tmux_run_req_fd chunk 2>/dev/null || [[ -n $2 ]]; then
+  if [[ -n $2 ]] || ! sysread -i $_tmux_run_req_fd chunk 2>/dev/null; then
+    [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
     _tmux_run_teardown
     zle -M "tmux-run: the channel to the helper closed; this pane is no longer enrolled"
     return 0
@@ -199,26 +276,26 @@ _tmux_run_precmd() {
   _tmux_run_teardown
 }
 
-# _tmux_run_zshexit: the shell is exiting; end the helper with it.
-_tmux_run_zshexit() {
-  emulate -L zsh
-  [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
-  return 0
-}
-
-# _tmux_run_teardown: undoes exactly what enrollment did (handler, descriptors, hooks, names).
+# _tmux_run_teardown: undoes exactly what enrollment did (handler, descriptors, hooks, files,
+# names). The helper removes its own files when it ends; removing them here as well covers a
+# helper that was killed and could not.
 _tmux_run_teardown() {
   emulate -L zsh
+  # (Never `exec {fd}<&- 2>/dev/null`: with exec, that would send the shell's stderr to
+  # /dev/null for good. The braces keep the redirection to the group.)
   if [[ -n $_tmux_run_req_fd ]]; then
     zle -F $_tmux_run_req_fd 2>/dev/null
-    exec {_tmux_run_req_fd}<&- 2>/dev/null
+    { exec {_tmux_run_req_fd}<&- } 2>/dev/null
   fi
-  [[ -n $_tmux_run_rsp_fd ]] && exec {_tmux_run_rsp_fd}>&- 2>/dev/null
-  [[ -n $_tmux_run_base ]] && zf_rm -f -- $_tmux_run_base.req $_tmux_run_base.rsp $_tmux_run_base.env 2>/dev/null
+  [[ -n $_tmux_run_rsp_fd ]] && { exec {_tmux_run_rsp_fd}>&- } 2>/dev/null
+  if [[ -n $_tmux_run_base ]]; then
+    zf_rm -f -- $_tmux_run_base.{req,rsp,env,log} 2>/dev/null
+    [[ -n $_tmux_run_enrollment ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
+  fi
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
-  zshexit_functions=(${zshexit_functions:#_tmux_run_zshexit})
   zle -D _tmux_run_on_request 2>/dev/null
-  unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation _tmux_run_inbuf
+  unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
+  unset _tmux_run_inbuf _tmux_run_enrollment
   return 0
 }
 
@@ -229,10 +306,15 @@ tmux_run_unenroll() {
     print -ru2 -- "tmux-run: this shell is not enrolled"
     return 1
   fi
-  local pane=$TMUX_PANE
-  kill -TERM $_tmux_run_helper_pid 2>/dev/null
+  local pane=$TMUX_PANE pid=$_tmux_run_helper_pid
+  # The helper removes its record first thing on SIGTERM; closing the channel also ends it.
+  kill -TERM $pid 2>/dev/null
   _tmux_run_teardown
+  _tmux_run_stop $pid
   print -r -- "tmux-run: pane $pane unenrolled"
 }
+
+[[ $_tmux_run_aliases == on ]] && setopt aliases
+unset _tmux_run_aliases
 
 _tmux_run_enroll

@@ -130,11 +130,16 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       // The helper stops the group and reports; if it does not, drop the link (it then cancels) and stop the group here.
       cancelTimer = setTimeout(() => {
         if (pgid !== undefined) terminateGroup(pgid);
+    // Outcomes only the broker saw (the helper could not report them) go to the audit trail from here.
+    const auditEnd = (outcome: string, detail: string): void => {
+      ctx.audit.tryAppend({ event: 'end', run_id: runId, pane_id: rec.pane_id, script_digest: digest, outcome, by: 'broker', ran: pgid !== undefined ? true : 'unknown', ...(pgid !== undefined ? { pgid } : {}), detail });
+    };
         settle(failure('cancelled', 'the call was cancelled; the helper did not confirm the stop in time, so tmux-run stopped the run\'s process group itself', 'observed', { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } }));
       }, CANCEL_WAIT_MS);
     };
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
 
+        auditEnd('cancelled', `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`);
     x.onreply = (r: Reply) => {
       answered = true;
       switch (r.type) {
@@ -171,6 +176,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
           'helper_lost',
           `the link to the helper of pane ${rec.pane_id} broke${why} ${pgid !== undefined ? `while the run was executing; tmux-run stopped its process group ${pgid}, but what the script did before is unknown` : answered ? 'after it accepted the run; whether the script started is unknown' : 'after the run was sent; whether it arrived is unknown'}`,
           answered ? 'observed' : 'possibly_sent',
+      auditEnd('helper_lost', `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`);
           { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
         ),
       );

@@ -1,8 +1,9 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { checkRunDir } from '../helper/rundir.js';
-import { readRecord, removeQuietly, type EnrollmentRecord } from '../helper/record.js';
+import { readRecord, removeQuietly, socketPath, type EnrollmentRecord } from '../helper/record.js';
+import { paneGeneration } from '../helper/generation.js';
 import { procStat } from '../helper/proc.js';
 import { listPanes, type TmuxPane } from './tmux.js';
 import { ping } from './helperclient.js';
@@ -26,23 +27,39 @@ export interface PaneListing {
   enrollment_generation: string;
 }
 
-const cache = new Map<string, EnrollmentRecord>();
+/** Parsed records by path, with the identity of the file they were read from. */
+const cache = new Map<string, { rec: EnrollmentRecord; file: string }>();
 
-/** Reads every record in `dir` (checked first); records are immutable, so parsed ones are cached. */
+/**
+ * Reads every record in `dir` (checked first). Records are immutable, so parsed ones are cached,
+ * but each file's type, owner and mode are checked again on every scan, and a replaced file is read anew.
+ */
 export function scanRecords(dir: string): EnrollmentRecord[] {
   checkRunDir(dir);
   const names = readdirSync(dir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
   const out: EnrollmentRecord[] = [];
+  const uid = process.getuid?.();
   for (const name of names) {
     const path = join(dir, name);
-    let rec = cache.get(path);
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) continue;
+    const file = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    const cached = cache.get(path);
+    let rec = cached?.file === file ? cached.rec : undefined;
     if (!rec) {
       try {
         rec = readRecord(path);
       } catch {
         continue;
       }
-      cache.set(path, rec);
+      // A record is named after its enrollment; a copy under another name describes nothing.
+      if (name !== `${rec.enrollment_generation}.json`) continue;
+      cache.set(path, { rec, file });
     }
     out.push(rec);
   }
@@ -50,11 +67,28 @@ export function scanRecords(dir: string): EnrollmentRecord[] {
   return out;
 }
 
-/** Removes what a dead enrollment left behind (its helper no longer answers). */
-export function removeEnrollmentFiles(dir: string, rec: EnrollmentRecord): void {
+/**
+ * What makes a record unfit to act on, whatever its helper would answer: a generation that is not
+ * the digest of its parts, or a live helper pid that is not a child of its shell. Undefined if none.
+ */
+export function recordProblem(rec: EnrollmentRecord): string | undefined {
+  if (paneGeneration(rec) !== rec.generation) return 'its generation does not match its pane, server, shell and enrollment';
+  const helper = procStat(rec.helper_pid);
+  if (helper !== undefined && helper.ppid !== rec.shell_pid) return `its helper (pid ${rec.helper_pid}) is not a child of its shell (pid ${rec.shell_pid})`;
+  return undefined;
+}
+
+/** The helper socket of a record found in `dir`: beside the record, never a path the record names. */
+export const recordSocket = (dir: string, rec: EnrollmentRecord): string => socketPath(dir, rec.enrollment_generation);
+
+/**
+ * Removes what a dead enrollment left behind (its helper no longer answers); only files inside
+ * `dir`, and no shell channel named in `inUse` (a live enrollment's, named again by a forged record).
+ */
+export function removeEnrollmentFiles(dir: string, rec: EnrollmentRecord, inUse: ReadonlySet<string> = new Set()): void {
   removeQuietly(join(dir, `${rec.enrollment_generation}.json`));
-  removeQuietly(rec.socket);
-  for (const suffix of ['.req', '.rsp', '.env']) removeQuietly(rec.channel + suffix);
+  removeQuietly(recordSocket(dir, rec));
+  if (dirname(rec.channel) === dir && !inUse.has(rec.channel)) for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(rec.channel + suffix);
   cache.delete(join(dir, `${rec.enrollment_generation}.json`));
 }
 
@@ -73,7 +107,7 @@ export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
   const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>();
   const [pongs] = await Promise.all([
-    Promise.all(records.map((r) => ping(r.socket))),
+    Promise.all(records.map((r) => ping(recordSocket(dir, r)))),
     Promise.all(sockets.map(async (s) => panesBySocket.set(s, await listPanes(s)))),
   ]);
   const out: PaneListing[] = [];
@@ -89,9 +123,13 @@ export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}
       pane !== undefined &&
       pane.server_pid === rec.tmux_server_pid &&
       pane.pane_tty === rec.shell_tty &&
-      shell?.startTicks === rec.shell_start;
+      shell?.startTicks === rec.shell_start &&
+      procStat(rec.helper_pid)?.ppid === rec.shell_pid &&
+      recordProblem(rec) === undefined;
     if (!ok) {
-      if (opts.cleanup && pong === undefined && !helperAlive(rec)) removeEnrollmentFiles(dir, rec);
+      if (opts.cleanup && pong === undefined && !helperAlive(rec)) {
+        removeEnrollmentFiles(dir, rec, new Set(records.filter(helperAlive).map((r) => r.channel)));
+      }
       return;
     }
     out.push({

@@ -44,11 +44,19 @@ export function encodeStream(buf: Buffer): Stream {
     : { encoding: 'base64', data: buf.toString('base64'), bytes: buf.length, truncated: false };
 }
 
+/**
+ * `text` with every control character a terminal could act on (C0 but tab and newline, DEL, C1)
+ * shown as `\xHH`: messages and listings name outside things (directories, tmux names).
+ */
+export function visible(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 /** An error result; `effects` is derived from delivery unless given. */
 export function failure(code: string, message: string, delivery: Delivery, effects?: Effects): ToolResult {
   const fx: Effects | undefined =
     effects ?? (delivery === 'not_sent' ? { state: 'none', authorization: null, completion: { state: 'unobserved' } } : undefined);
-  return { ok: false, error: { code, message, delivery, ...(fx ? { effects: fx } : {}) } };
+  return { ok: false, error: { code, message: visible(message), delivery, ...(fx ? { effects: fx } : {}) } };
 }
 
 const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>

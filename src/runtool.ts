@@ -6,7 +6,7 @@ import { signBinding, type Binding } from '../helper/token.js';
 import type { AuditLog } from '../helper/audit.js';
 import type { Reply } from '../helper/wire.js';
 import { terminateGroup } from '../helper/runner.js';
-import { scanRecords } from './registry.js';
+import { recordProblem, recordSocket, scanRecords } from './registry.js';
 import { ConnectError, connectHelper, exchange } from './helperclient.js';
 import { failure, encodeStream, type Authorization, type ToolResult } from './result.js';
 import { validateRunInput } from './validate.js';
@@ -78,6 +78,11 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     return refuse('stale_generation', `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes; nothing was run`);
   }
 
+  const problem = recordProblem(rec);
+  if (problem) {
+    return refuse('not_enrolled', `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes; nothing was run`);
+  }
+
   const binding: Binding = {
     run_id: runId,
     script_digest: digest,
@@ -103,7 +108,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
 
   let t;
   try {
-    t = await connectHelper(rec.socket);
+    t = await connectHelper(recordSocket(ctx.dir, rec));
   } catch (e) {
     return refuse('helper_unreachable', `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? e.errno ?? 'error' : 'error'}); its enrollment may have ended; list panes again; nothing was run`);
   }
@@ -125,21 +130,21 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       if (ctx.signal?.aborted) ctx.log(`${tag} cancelled by the client: ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`);
       resolve(r);
     };
+    // Outcomes only the broker saw (the helper could not report them) go to the audit trail from here.
+    const auditEnd = (outcome: string, detail: string): void => {
+      ctx.audit.tryAppend({ event: 'end', run_id: runId, pane_id: rec.pane_id, script_digest: digest, outcome, by: 'broker', ran: pgid !== undefined ? true : 'unknown', ...(pgid !== undefined ? { pgid } : {}), detail });
+    };
     const onAbort = (): void => {
       x.send({ type: 'cancel', run_id: runId });
       // The helper stops the group and reports; if it does not, drop the link (it then cancels) and stop the group here.
       cancelTimer = setTimeout(() => {
         if (pgid !== undefined) terminateGroup(pgid);
-    // Outcomes only the broker saw (the helper could not report them) go to the audit trail from here.
-    const auditEnd = (outcome: string, detail: string): void => {
-      ctx.audit.tryAppend({ event: 'end', run_id: runId, pane_id: rec.pane_id, script_digest: digest, outcome, by: 'broker', ran: pgid !== undefined ? true : 'unknown', ...(pgid !== undefined ? { pgid } : {}), detail });
-    };
+        auditEnd('cancelled', `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`);
         settle(failure('cancelled', 'the call was cancelled; the helper did not confirm the stop in time, so tmux-run stopped the run\'s process group itself', 'observed', { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } }));
       }, CANCEL_WAIT_MS);
     };
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
 
-        auditEnd('cancelled', `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`);
     x.onreply = (r: Reply) => {
       answered = true;
       switch (r.type) {
@@ -171,12 +176,12 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       // The helper is gone mid-run: it cannot clean up after SIGKILL, so the broker stops the group it was told about.
       if (pgid !== undefined) terminateGroup(pgid);
       const why = e ? ` (${e.message})` : '';
+      auditEnd('helper_lost', `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`);
       settle(
         failure(
           'helper_lost',
           `the link to the helper of pane ${rec.pane_id} broke${why} ${pgid !== undefined ? `while the run was executing; tmux-run stopped its process group ${pgid}, but what the script did before is unknown` : answered ? 'after it accepted the run; whether the script started is unknown' : 'after the run was sent; whether it arrived is unknown'}`,
           answered ? 'observed' : 'possibly_sent',
-      auditEnd('helper_lost', `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`);
           { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
         ),
       );

@@ -4,7 +4,7 @@ import { recordPath, type EnrollmentRecord } from '../../helper/record.js';
 import { signRevoke } from '../../helper/token.js';
 import type { Reply } from '../../helper/wire.js';
 import { connectHelper, exchange } from '../helperclient.js';
-import { listEnrolled, removeEnrollmentFiles, scanRecords } from '../registry.js';
+import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../registry.js';
 import { CliError, UsageError } from './errors.js';
 import { escapeControls } from './escape.js';
 import { existingRunDir } from './registrydir.js';
@@ -46,11 +46,11 @@ export function choose<T extends Candidate>(list: T[], pane: string, generation:
   return found[0];
 }
 
-/** Sends the signed revocation; resolves true when the helper confirmed it, false when it did not answer. */
-async function sendRevoke(rec: EnrollmentRecord): Promise<boolean> {
+/** Sends the signed revocation to the helper beside the record in `dir`; resolves true when it confirmed, false when it did not answer. */
+async function sendRevoke(dir: string, rec: EnrollmentRecord): Promise<boolean> {
   let t;
   try {
-    t = await connectHelper(rec.socket, ANSWER_MS);
+    t = await connectHelper(recordSocket(dir, rec), ANSWER_MS);
   } catch {
     return false;
   }
@@ -117,7 +117,7 @@ Options:
         : records.find((r) => r.enrollment_generation === target.enrollment_generation);
     if (rec === undefined) throw notFound();
 
-    const confirmed = await sendRevoke(rec);
+    const confirmed = await sendRevoke(dir, rec);
     if (!confirmed) {
       removeEnrollmentFiles(dir, rec);
       io.err(`tmux-run: the helper (pid ${rec.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`);

@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import type { AuditLog } from '../../helper/audit.js';
 import { listEnrolled, type PaneListing } from '../registry.js';
 import { runTool as runToolCall } from '../runtool.js';
-import { failure, renderText, type ToolResult } from '../result.js';
+import { failure, renderText, visible, type ToolResult } from '../result.js';
 import { validatePanesInput, validatePanesOutput, validateRunOutput } from '../validate.js';
 import { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL, panesTool, runTool } from './tools.js';
 
@@ -89,5 +89,5 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
   const text = panes.length === 0
     ? 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.'
     : panes.map((p) => `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} cwd ${JSON.stringify(p.cwd)}`).join('\n');
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  return { content: [{ type: 'text', text: visible(text) }], structuredContent: structured };
 }

@@ -1,5 +1,8 @@
 // Framing: a 4-byte big-endian length, then one msgpack value. Pure: bytes in, frames out.
-import { Packr } from 'msgpackr';
+// 'msgpackr/pack' is msgpackr's plain JavaScript build (pack and unpack; long strings decode with
+// TextDecoder). The default entry also loads a native addon that speeds up string-heavy
+// messages, which frames here are not: about 3 MB resident in every helper, and its load time.
+import { Packr } from 'msgpackr/pack';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false });
 

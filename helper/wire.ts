@@ -1,6 +1,11 @@
 // The broker-helper protocol: message types, and validation against schemas/wire/*.json.
-import validators from './wire-validators.cjs';
+import { createRequire } from 'node:module';
+import type * as WireValidators from './wire-validators.cjs';
 import type { Binding } from './token.js';
+
+// Loaded with require, not import: importing CommonJS from an ES module starts Node's export
+// scanner (a WebAssembly lexer), about 8 MB resident in every helper.
+const validators = createRequire(import.meta.url)('./wire-validators.cjs') as typeof WireValidators;
 
 export type Completion =
   | { state: 'exited'; exit_status: number; signal: null }

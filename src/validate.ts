@@ -1,10 +1,12 @@
-// The contract's JSON Schemas (schemas/, copies of the published contract), compiled once with ajv.
+// The contract's JSON Schemas (schemas/, copies of the published contract), validated with ajv
+// code generated from them at build time (scripts/build-validators.mjs).
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Ajv2020Module, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-
-const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
+import type { ErrorObject } from 'ajv/dist/2020.js';
+import type * as Precompiled from './contract-validators.cjs';
 
 /** The repository root, from this module's place in src/ or dist/src/. */
 export const ROOT = (() => {
@@ -20,13 +22,35 @@ export const runOutputSchema = loadSchema('tmux_run.output.schema.json');
 export const panesOutputSchema = loadSchema('tmux_enrolled_panes.output.schema.json');
 export const panesInputSchema = loadSchema('tmux_enrolled_panes.input.schema.json');
 
-const ajv = new Ajv2020({ allErrors: false, strict: false });
-const compiled = {
-  runInput: ajv.compile(runInputSchema),
-  runOutput: ajv.compile(runOutputSchema),
-  panesInput: ajv.compile(panesInputSchema),
-  panesOutput: ajv.compile(panesOutputSchema),
-};
+type Validator = Precompiled.Validator;
+type Compiled = Record<'runInput' | 'runOutput' | 'panesInput' | 'panesOutput', Validator>;
+
+/**
+ * The validators generated from these very schemas by `npm run build` (compiling the four with
+ * ajv here took the server about 80 ms before it could answer). When the files no longer match
+ * the digest they were generated from (edited since the last build), they are compiled here
+ * instead, with the same options: the JSON files are the source of truth either way.
+ * Loaded with require: importing CommonJS from an ES module starts Node's export scanner.
+ */
+const compiled: Compiled = (() => {
+  const schemas = { runInput: runInputSchema, runOutput: runOutputSchema, panesInput: panesInputSchema, panesOutput: panesOutputSchema };
+  const require = createRequire(import.meta.url);
+  const digest = createHash('sha256').update(JSON.stringify(Object.values(schemas))).digest('hex');
+  try {
+    const pre = require('./contract-validators.cjs') as typeof Precompiled;
+    if (pre.digest === digest) return pre;
+  } catch {
+    /* not generated yet: compile below */
+  }
+  const Ajv2020 = (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).default;
+  const ajv = new Ajv2020({ allErrors: false, strict: false });
+  return {
+    runInput: ajv.compile(schemas.runInput),
+    runOutput: ajv.compile(schemas.runOutput),
+    panesInput: ajv.compile(schemas.panesInput),
+    panesOutput: ajv.compile(schemas.panesOutput),
+  };
+})();
 
 export type Validation = { ok: true } | { ok: false; message: string };
 
@@ -47,7 +71,7 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
   }
 }
 
-function check(v: ValidateFunction, data: unknown): Validation {
+function check(v: Validator, data: unknown): Validation {
   return v(data) ? { ok: true } : { ok: false, message: describeErrors(v.errors) };
 }
 

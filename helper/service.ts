@@ -151,6 +151,10 @@ export class HelperService {
     if (scriptDigest(req.script) !== b.script_digest) {
       return refuse('unauthorized', 'the script does not match its authorized digest; nothing was run');
     }
+    // The broker refuses these too; a helper does not rely on it.
+    if (req.script.includes('\0') || Buffer.byteLength(req.script, 'utf8') > 65536) {
+      return refuse('invalid_arguments', 'the script contains NUL or is over 65536 bytes of UTF-8; nothing was run');
+    }
     if (
       b.pane_id !== rec.pane_id ||
       b.server_generation !== rec.server_generation ||

@@ -137,3 +137,12 @@ describe('helper service over an in-memory pair', () => {
 
 // Keep the Transport type referenced for readers: the pair implements it.
 export type { Transport };
+
+describe('helper service checks of its own', () => {
+  it('refuses a signed script with NUL or over 65536 bytes, though the broker never sends one', async () => {
+    for (const script of ['echo a\0b', 'é'.repeat(33000)]) {
+      const r = await request(runMessage(script));
+      expect(last(r)).toMatchObject({ type: 'error', code: 'invalid_arguments', ran: false });
+    }
+  });
+});

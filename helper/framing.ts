@@ -27,19 +27,27 @@ export function encodeFrame(value: unknown): Buffer {
  */
 export class FrameDecoder {
   private buf: Buffer = Buffer.alloc(0);
+  /** Chunks after `buf`, joined to it only when a frame needs them: a big frame is copied once, not once per chunk. */
+  private later: Buffer[] = [];
+  private held = 0;
   constructor(private readonly maxFrame: number = DEFAULT_MAX_FRAME) {}
 
   /** Appends a chunk; returns the values of the frames it completed, in order. */
   push(chunk: Buffer): unknown[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (this.held === 0) this.buf = chunk;
+    else this.later.push(chunk);
+    this.held += chunk.length;
     const out: unknown[] = [];
     for (;;) {
-      if (this.buf.length < 4) break;
+      if (this.held < 4) break;
+      if (this.buf.length < 4) this.join();
       const len = this.buf.readUInt32BE(0);
       if (len > this.maxFrame) throw new FrameError(`frame of ${len} bytes exceeds the limit of ${this.maxFrame}`);
-      if (this.buf.length < 4 + len) break;
+      if (this.held < 4 + len) break;
+      if (this.buf.length < 4 + len) this.join();
       const body = this.buf.subarray(4, 4 + len);
       this.buf = this.buf.subarray(4 + len);
+      this.held -= 4 + len;
       try {
         out.push(packr.unpack(body));
       } catch (e) {
@@ -49,8 +57,13 @@ export class FrameDecoder {
     return out;
   }
 
+  private join(): void {
+    this.buf = Buffer.concat([this.buf, ...this.later], this.held);
+    this.later = [];
+  }
+
   /** Bytes held for an incomplete frame. */
   get pending(): number {
-    return this.buf.length;
+    return this.held;
   }
 }

@@ -1,5 +1,23 @@
 // Read-only facts about processes from /proc: parent, group, terminal, start time.
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+
+const scratch = Buffer.allocUnsafe(4096);
+
+/**
+ * The text of a small /proc file. These are read on every run (the shell's state and umask,
+ * whether it and the tmux server still live): one read into a reused buffer, where readFileSync
+ * also asks for the size and reads again to see the end. A file that fills the buffer is read whole.
+ */
+function readProcText(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const n = readSync(fd, scratch, 0, scratch.length, null);
+    if (n < scratch.length) return scratch.toString('latin1', 0, n);
+  } finally {
+    closeSync(fd);
+  }
+  return readFileSync(path, 'latin1');
+}
 
 export interface ProcStat {
   pid: number;
@@ -15,7 +33,7 @@ export interface ProcStat {
 export function procStat(pid: number): ProcStat | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readProcText(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }
@@ -45,7 +63,7 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
 /** The umask of a live process (the Umask: line of /proc/PID/status), or undefined. */
 export function procUmask(pid: number): number | undefined {
   try {
-    const m = /^Umask:\s*([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+    const m = /^Umask:\s*([0-7]+)$/m.exec(readProcText(`/proc/${pid}/status`));
     return m?.[1] === undefined ? undefined : parseInt(m[1], 8);
   } catch {
     return undefined;

@@ -167,7 +167,12 @@ export class HelperService {
     if (Math.abs(now - b.issued_at) > TOKEN_TTL_MS) {
       return refuse('expired', 'the authorization has expired; nothing was run');
     }
-    for (const [id, at] of this.seen) if (now - at > 2 * TOKEN_TTL_MS) this.seen.delete(id);
+    // Oldest first (insertion order): stop at the first one still kept, rather than walk every
+    // run id of the last two minutes on each run.
+    for (const [id, at] of this.seen) {
+      if (now - at <= 2 * TOKEN_TTL_MS) break;
+      this.seen.delete(id);
+    }
     if (this.seen.has(b.run_id)) {
       return refuse('replayed', 'this run id was already used; nothing was run');
     }

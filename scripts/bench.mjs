@@ -27,6 +27,8 @@ const MCP_BIN = join(ROOT, 'bin', 'tmux-run-mcp.js');
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
 const BIG = 262144;
+/** Idle time before a memory sample: V8's memory reducer collects after about 8 s without work. */
+const IDLE_MS = 12000;
 const BIG_SCRIPT = `head -c ${BIG} /dev/zero | tr '\\0' a`;
 
 const now = () => performance.now();
@@ -357,8 +359,10 @@ try {
   m.ratio_true = m.run_true_ms.median / m.floor_true_ms.median;
 
   // Memory and descriptors: after the first N.leak runs on the pane (warm-up and round trips
-  // included), then after N.leak more, which must not have grown either.
-  progress(`helper memory and descriptors: after ${N.leak} runs, then after ${N.leak} more`);
+  // included), then after N.leak more, which must not have grown either. Each sample follows
+  // IDLE_MS without work, so that V8's memory reducer has collected: resident memory right
+  // after a burst says more about when the last collection happened than about a leak.
+  progress(`helper memory and descriptors: after ${N.leak} runs, then after ${N.leak} more (each then ${IDLE_MS / 1000} s idle)`);
   const runsOn = async (n) => {
     let left = n;
     const worker = async () => {
@@ -368,7 +372,7 @@ try {
       }
     };
     await Promise.all(Array.from({ length: N.perPane }, worker));
-    await sleep(200);
+    await sleep(IDLE_MS);
     return procStatus(helperPid);
   };
   const after1 = await runsOn(N.leak - N.warm - N.rtt);
@@ -408,8 +412,12 @@ try {
   m.run_big_ms = stats(big);
   m.ratio_big = m.run_big_ms.median / m.floor_big_ms.median;
 
-  const helperAfterBig = procStatus(helperPid);
-  m.helper.rss_kb_after_big = helperAfterBig.rssKb;
+  m.helper.rss_kb_after_big = procStatus(helperPid).rssKb;
+  // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
+  // runs after some seconds without work); the helper's malloc settings then give it back.
+  progress(`helper memory after ${IDLE_MS / 1000} s idle`);
+  await sleep(IDLE_MS);
+  m.helper.rss_kb_after_big_idle = procStatus(helperPid).rssKb;
   m.broker_rss_kb = procStatus(main.transport.pid)?.rssKb;
   m.failed_runs = failures;
   m.loadavg_end = loadavg().map((x) => Number(x.toFixed(2)));
@@ -466,7 +474,8 @@ const lines = [];
 lines.push(`| measure | median | p90 | n |`, `| --- | ---: | ---: | ---: |`);
 for (const [name, s, d] of rows) lines.push(`| ${name} | ${f(s.median, d)} | ${f(s.p90, d)} | ${s.n} |`);
 lines.push(
-  `| helper RSS (MB): start / after ${N.warm} runs / ${h.runs} runs / ${2 * h.runs} runs / then ${N.big + N.bigWarm} of ${BIG} bytes and more | ${[h.rss_kb_start, h.rss_kb_after_warmup, h.rss_kb_after, h.rss_kb_after_more, h.rss_kb_after_big].map((k) => (k / MB).toFixed(1)).join(' / ')} | | |`,
+  `| helper RSS (MB): start / ${N.warm} runs / ${h.runs} runs + ${IDLE_MS / 1000} s idle / ${2 * h.runs} runs + ${IDLE_MS / 1000} s idle | ${[h.rss_kb_start, h.rss_kb_after_warmup, h.rss_kb_after, h.rss_kb_after_more].map((k) => (k / MB).toFixed(1)).join(' / ')} | | |`,
+  `| helper RSS (MB): right after the runs of ${BIG} bytes (and the sustained ones) / then ${IDLE_MS / 1000} s idle | ${[h.rss_kb_after_big, h.rss_kb_after_big_idle].map((k) => (k / MB).toFixed(1)).join(' / ')} | | |`,
   `| helper descriptors: start / ${h.runs} runs / ${2 * h.runs} runs | ${h.fds_start} / ${h.fds_after} / ${h.fds_after_more} | | |`,
   `| CPU per run of \`true\` (ms): helper / zsh / broker / client / tmux server | ${['helper', 'zsh', 'broker', 'client', 'tmux'].map((k) => f(m.cpu_ms_per_run[k], 2)).join(' / ')} | | |`,
 );

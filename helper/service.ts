@@ -336,8 +336,10 @@ export class HelperService {
     const b = job.binding;
     const c = o.completion;
     const how = !c ? 'did not start' : c.state === 'exited' ? `exited ${c.exit_status}` : `was killed by signal ${c.signal}`;
-    const outcome = o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason;
     const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
+    // A run stopped because its shell or enrollment ended was not cancelled by anyone: say so.
+    const stopCode = why === 'shell_exited' || why === 'revoked' ? 'shell_exited' : 'cancelled';
+    const outcome = o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
     this.d.audit.tryAppend({
       event: 'end', run_id: b.run_id, pane_id: this.d.record.pane_id, script_digest: b.script_digest, outcome, ran: true,
       ...(why ? { detail: STOP_DETAIL[why] } : {}),
@@ -364,7 +366,7 @@ export class HelperService {
       }
       case 'cancelled':
         this.settle(job, {
-          ...err('cancelled', `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
+          ...err(stopCode, `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
           ...(c ? { completion: c } : {}),
         });
         return;

@@ -21,13 +21,13 @@ async function busyPane(mcp: McpHandle, listing: PaneListing, marks: string, stu
 // What every caller saw once the shell was gone, and that nothing ran anywhere else.
 async function expectHonestEnd(server: TmuxServer, mcp: McpHandle, listing: PaneListing, marks: string, b: Awaited<ReturnType<typeof busyPane>>): Promise<void> {
   const r = errorOf(await b.running);
-  expect(r.code).toBe('cancelled');
+  expect(r.code).toBe('shell_exited');
   expect(r.message).toMatch(/shell exited/);
   expect(r.delivery).toBe('observed');
   expect(r.effects?.state).toBe('known');
   expect(r.effects?.completion).toMatchObject({ state: 'signaled', signal: b.signal });
   await groupGone(b.pgid, 5000);
-  await auditEventually(server, runIdOf(await b.running)!, (e) => e.event === 'end' && e.outcome === 'cancelled' && e.detail === 'the enrolled shell exited');
+  await auditEventually(server, runIdOf(await b.running)!, (e) => e.event === 'end' && e.outcome === 'shell_exited' && e.detail === 'the enrolled shell exited');
   for (const q of b.queued) {
     const c = await q;
     const e = errorOf(c);

@@ -13,6 +13,10 @@ import type { EnrollmentRecord } from './record.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
+/** Output above this many bytes in one run is collected right after the reply. */
+const LARGE_OUTPUT = 64 * 1024;
+/** ... once no such run has ended for this long. */
+const GC_AFTER_MS = 250;
 /** Progress frames are sent this often while a run waits or runs. */
 export const PROGRESS_MS = 1000;
 
@@ -333,6 +337,18 @@ export class HelperService {
   }
 
   private report(job: Job, o: RunOutcome): void {
+    this.reportOutcome(job, o);
+    // Big outputs leave big buffers for V8 to find some time later; the helper lives as long as the
+    // pane, so give the memory back once runs pause (the shell starts the helper with --expose-gc).
+    if (o.stdoutBytes + o.stderrBytes > LARGE_OUTPUT && typeof globalThis.gc === 'function') {
+      clearTimeout(this.gcTimer);
+      this.gcTimer = setTimeout(() => globalThis.gc?.(), GC_AFTER_MS);
+      this.gcTimer.unref();
+    }
+  }
+  private gcTimer: NodeJS.Timeout | undefined;
+
+  private reportOutcome(job: Job, o: RunOutcome): void {
     const b = job.binding;
     const c = o.completion;
     const how = !c ? 'did not start' : c.state === 'exited' ? `exited ${c.exit_status}` : `was killed by signal ${c.signal}`;

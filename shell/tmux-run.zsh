@@ -139,7 +139,7 @@ _tmux_run_enroll() {
   # otherwise stay resident after a run with a lot of output) and keeps two arenas. Scripts never
   # see these variables: they run with the shell's own environment, sent at dispatch.
   NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768 \
-    $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size -- $main $base </dev/null >&$logfd 2>&1 &!
+    $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base </dev/null >&$logfd 2>&1 &!
   local hpid=$!
   exec {logfd}>&-
 

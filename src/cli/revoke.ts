@@ -85,7 +85,7 @@ async function sendRevoke(dir: string, rec: EnrollmentRecord): Promise<boolean> 
 export const revoke: Command = {
   name: 'revoke',
   summary: 'end the enrollment of a pane',
-  help: `Usage: tmux-run revoke PANE [--generation G]
+  help: `Usage: tmux-run revoke PANE [--generation G] [--json]
 
 End the enrollment of PANE: its helper stops and nothing more can run there. The shell itself
 is left alone. PANE is a pane id as tmux names it (%3) or a generation from 'tmux-run panes'.
@@ -93,9 +93,10 @@ is left alone. PANE is a pane id as tmux names it (%3) or a generation from 'tmu
 Options:
   --generation G  the enrollment to end, when the same pane id is enrolled on several tmux
                   servers (the pane on the server in $TMUX is chosen otherwise)
+  --json          print {revoked, pane_id, generation, confirmed_by_helper} as JSON
   -h, --help      show this help
 `,
-  spec: { options: { generation: true }, positionals: ['PANE'] },
+  spec: { options: { generation: true, json: false }, positionals: ['PANE'] },
   async run(args, io) {
     const pane = args.positionals[0]!;
     const generation = args.options.get('generation');
@@ -130,7 +131,11 @@ Options:
         io.err(`tmux-run: the helper confirmed but did not remove its record within ${GONE_MS / 1000} s; removed it\n`);
       }
     }
-    io.out(`revoked pane ${rec.pane_id} (generation ${rec.generation})\n`);
+    if (args.options.has('json')) {
+      io.out(`${JSON.stringify({ revoked: true, pane_id: rec.pane_id, generation: rec.generation, confirmed_by_helper: confirmed })}\n`);
+    } else {
+      io.out(`revoked pane ${rec.pane_id} (generation ${rec.generation})\n`);
+    }
     return 0;
   },
 };

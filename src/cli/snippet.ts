@@ -8,18 +8,24 @@ import type { Command } from './command.js';
 export const snippet: Command = {
   name: 'snippet',
   summary: 'print the path of the zsh snippet and the line to source it',
-  help: `Usage: tmux-run snippet
+  help: `Usage: tmux-run snippet [--json]
 
 Print the absolute path of shell/tmux-run.zsh (first line), then how to use it: source it in a
 zsh pane to enroll that pane, or add the printed line to ~/.zshrc to enroll every zsh in tmux.
 
 Options:
+  --json      print {path, source_line, zshrc_line} as JSON
   -h, --help  show this help
 `,
-  spec: { options: {} },
-  async run(_args, io) {
+  spec: { options: { json: false } },
+  async run(args, io) {
     const path = snippetPath();
     if (!existsSync(path)) throw new CliError(`the snippet ${escapeControls(path)} is missing; reinstall tmux-run`);
+    if (args.options.has('json')) {
+      const quoted = shellQuote(path);
+      io.out(`${JSON.stringify({ path, source_line: `source ${quoted}`, zshrc_line: `[[ -n $TMUX ]] && source ${quoted}` })}\n`);
+      return 0;
+    }
     const q = escapeControls(shellQuote(path));
     io.out(
       `${escapeControls(path)}\n\n` +

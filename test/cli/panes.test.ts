@@ -113,7 +113,11 @@ describe('tmux-run panes and revoke', () => {
     expect(await pane.shellPid()).toBe(shellPid);
     // The shell dropped its side too; it can enroll again.
     await enroll(pane);
-    expect((await listed(s.env)).map((x) => x.pane_id)).toEqual([pane.id]);
+    const second = (await listed(s.env))[0]!;
+    expect(second.pane_id).toBe(pane.id);
+    const asJson = await cli(['revoke', pane.id, '--json'], s.env);
+    expect(asJson.code, asJson.stderr).toBe(0);
+    expect(JSON.parse(asJson.stdout)).toEqual({ revoked: true, pane_id: pane.id, generation: second.generation, confirmed_by_helper: true });
 
     const again = await cli(['revoke', p.generation.slice(0, 8)], s.env);
     expect(again.code).toBe(1);

@@ -33,6 +33,15 @@ describe('tmux-run usage', () => {
     expect((await cli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
   });
 
+  it('prints the snippet path and lines as JSON with --json', async () => {
+    const r = await cli(['snippet', '--json'], box.env);
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout) as { path: string; source_line: string; zshrc_line: string };
+    expect(j.path).toMatch(/\/shell\/tmux-run\.zsh$/);
+    expect(j.source_line).toBe(`source ${j.path}`);
+    expect(j.zshrc_line).toBe(`[[ -n $TMUX ]] && source ${j.path}`);
+  });
+
   it('puts usage on stderr with exit 2 when the command is missing or unknown', async () => {
     const none = await cli([], box.env);
     expect(none.code).toBe(2);

@@ -75,7 +75,7 @@ function toolResult(r: ToolResult, log?: (m: string) => void): CallToolResult {
 
 async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
   const v = validatePanesInput(args);
-  if (!v.ok) throw new McpError(ErrorCode.InvalidParams, `invalid tmux_enrolled_panes arguments: ${v.message}`);
+  if (!v.ok) return { content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }], isError: true };
   let panes: PaneListing[];
   try {
     panes = await listEnrolled(o.dir, { cleanup: true });

@@ -67,6 +67,12 @@ describe('tools/list', () => {
       for (const key of ['session', 'window', 'cwd', 'shell_pid', 'helper_pid', 'enrolled_at']) expect(p).toHaveProperty(key);
     }
   });
+
+  it('answers tmux_enrolled_panes with arguments it does not take with an error result, not a crash', async () => {
+    const r = (await fx.mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: { pane: '%1' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(/unknown property "pane"/);
+  });
 });
 
 describe('tmux_run when not enabled', () => {

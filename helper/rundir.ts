@@ -7,11 +7,30 @@ export class RunDirError extends Error {
   readonly code = 'unsafe_directory';
 }
 
-/** Where the registry lives: TMUX_RUN_DIR, else $XDG_RUNTIME_DIR/tmux-run, else /tmp/tmux-run-UID. */
-export function resolveRunDir(env: NodeJS.ProcessEnv = process.env): string {
+/** True when `path` is a directory (not a symlink) owned by `uid`. */
+function ownDirectory(path: string, uid: number): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isDirectory() && st.uid === uid;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the registry lives: TMUX_RUN_DIR, else $XDG_RUNTIME_DIR/tmux-run, else (XDG_RUNTIME_DIR
+ * unset, as in the environment many MCP clients give their servers) /run/user/UID/tmux-run when
+ * that runtime directory exists, else /tmp/tmux-run-UID. shell/tmux-run.zsh decides the same way.
+ */
+export function resolveRunDir(
+  env: NodeJS.ProcessEnv = process.env,
+  uid: number = process.getuid?.() ?? 0,
+  isOwnDirectory: (path: string, uid: number) => boolean = ownDirectory,
+): string {
   if (env.TMUX_RUN_DIR) return env.TMUX_RUN_DIR;
   if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'tmux-run');
-  return `/tmp/tmux-run-${process.getuid?.() ?? 0}`;
+  if (isOwnDirectory(`/run/user/${uid}`, uid)) return `/run/user/${uid}/tmux-run`;
+  return `/tmp/tmux-run-${uid}`;
 }
 
 /**

@@ -69,6 +69,7 @@ _tmux_run_enroll() {
   local dir
   if [[ -n $TMUX_RUN_DIR ]]; then dir=$TMUX_RUN_DIR
   elif [[ -n $XDG_RUNTIME_DIR ]]; then dir=$XDG_RUNTIME_DIR/tmux-run
+  elif [[ -d /run/user/$EUID && ! -L /run/user/$EUID && -O /run/user/$EUID ]]; then dir=/run/user/$EUID/tmux-run
   else dir=/tmp/tmux-run-$EUID
   fi
   if [[ $dir != /* ]]; then

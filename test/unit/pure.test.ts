@@ -139,3 +139,16 @@ describe('results', () => {
     expect(!v2.ok && v2.message).toContain('target');
   });
 });
+
+describe('the registry directory', () => {
+  it('is TMUX_RUN_DIR, else under XDG_RUNTIME_DIR, else under /run/user/UID when it exists, else /tmp', async () => {
+    const { resolveRunDir } = await import('../../helper/rundir.js');
+    const exists = () => true;
+    const missing = () => false;
+    expect(resolveRunDir({ TMUX_RUN_DIR: '/x', XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/x');
+    expect(resolveRunDir({ XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/y/tmux-run');
+    // An MCP client that passes no XDG_RUNTIME_DIR still finds the shells' registry.
+    expect(resolveRunDir({}, 5, exists)).toBe('/run/user/5/tmux-run');
+    expect(resolveRunDir({}, 5, missing)).toBe('/tmp/tmux-run-5');
+  });
+});

@@ -448,6 +448,9 @@ const h = m.helper;
 const targets = [
   { name: 'round trip for true vs spawn floor', target: '<= 1.5x', value: m.ratio_true, pass: m.ratio_true <= 1.5, show: `${m.ratio_true.toFixed(2)}x` },
   { name: 'runs/s, one pane', target: '>= 100', value: m.rate_one_pane.median, pass: m.rate_one_pane.median >= 100, show: m.rate_one_pane.median.toFixed(0) },
+  // "1.5x that across 4 panes" read literally: 1.5 times the 100 runs/s asked of one pane.
+  { name: 'runs/s, 4 panes in parallel', target: '>= 150', value: m.rate_four_panes.median, pass: m.rate_four_panes.median >= 150, show: m.rate_four_panes.median.toFixed(0) },
+  // Read strictly: 1.5 times what one pane measured (CPU-bound on 2 cores: see BENCHMARKS.md).
   { name: 'runs/s, 4 panes vs one pane', target: '>= 1.5x', value: m.rate_ratio, pass: m.rate_ratio >= 1.5, show: `${m.rate_ratio.toFixed(2)}x` },
   { name: `${BIG} bytes vs its floor`, target: '<= 1.5x', value: m.ratio_big, pass: m.ratio_big <= 1.5, show: `${m.ratio_big.toFixed(2)}x` },
   { name: 'enrollment (source to listed)', target: '< 300 ms', value: m.enroll_ms.median, pass: m.enroll_ms.median < 300, show: `${m.enroll_ms.median.toFixed(0)} ms` },

@@ -203,6 +203,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => end('SIGTERM', 0));
   internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
   shell.ready(record.generation, enrollment);
+  // Start-up leaves garbage the helper will never need; collect it once the pane is enrolled.
+  setTimeout(() => globalThis.gc?.(), 1000).unref();
   log(`enrolled pane ${paneId} (generation ${record.generation}, shell ${shellPid})`);
 }
 

@@ -13,10 +13,11 @@ import type { EnrollmentRecord } from './record.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
-/** Output above this many bytes in one run is collected right after the reply. */
+/** A run with more output than this is followed by a collection sooner. */
 const LARGE_OUTPUT = 64 * 1024;
-/** ... once no such run has ended for this long. */
-const GC_AFTER_MS = 250;
+/** Runs pause when none has ended for this long (after a large output, sooner). */
+const GC_AFTER_MS = 2000;
+const GC_AFTER_LARGE_MS = 250;
 /** Progress frames are sent this often while a run waits or runs. */
 export const PROGRESS_MS = 1000;
 
@@ -338,11 +339,12 @@ export class HelperService {
 
   private report(job: Job, o: RunOutcome): void {
     this.reportOutcome(job, o);
-    // Big outputs leave big buffers for V8 to find some time later; the helper lives as long as the
-    // pane, so give the memory back once runs pause (the shell starts the helper with --expose-gc).
-    if (o.stdoutBytes + o.stderrBytes > LARGE_OUTPUT && typeof globalThis.gc === 'function') {
+    // The helper lives as long as the pane: once runs pause, collect what they left (big outputs
+    // leave big buffers) instead of holding it until V8 gets round to it. The shell starts the
+    // helper with --expose-gc; a burst of runs never pays for a collection.
+    if (typeof globalThis.gc === 'function') {
       clearTimeout(this.gcTimer);
-      this.gcTimer = setTimeout(() => globalThis.gc?.(), GC_AFTER_MS);
+      this.gcTimer = setTimeout(() => globalThis.gc?.(), o.stdoutBytes + o.stderrBytes > LARGE_OUTPUT ? GC_AFTER_LARGE_MS : GC_AFTER_MS);
       this.gcTimer.unref();
     }
   }

@@ -2,7 +2,7 @@
 // encodings, stdin, descriptors, environment, background jobs), through the real stack.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive, waitUntil } from '../support/tmux.js';
-import { setupFixture, timed, type Fixture } from './support.js';
+import { setupFixture, timed, type Fixture, ok } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -11,11 +11,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
 });
-
-const ok = (s: Record<string, any>): Record<string, any> => {
-  expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
-  return s.data;
-};
 
 describe('tmux_run: completion', () => {
   it.each([0, 3, 255])('reports exit status %i', async (code) => {

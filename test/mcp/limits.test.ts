@@ -2,7 +2,7 @@
 // script's size in bytes of UTF-8 (not characters) and its content (no NUL).
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupFixture, type Fixture } from './support.js';
+import { setupFixture, type Fixture, ok } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -15,11 +15,6 @@ afterAll(async () => {
 /** A script printing exactly n bytes ('a') on the given stream. */
 const emit = (n: number, stream: 'stdout' | 'stderr' = 'stdout'): string =>
   `head -c ${n} /dev/zero | tr '\\0' a${stream === 'stderr' ? ' >&2' : ''}`;
-
-const ok = (s: Record<string, any>): Record<string, any> => {
-  expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
-  return s.data;
-};
 
 /** Checks an output overflow: observed, authorized, with a completion, saying tmux-run stopped it. */
 function expectOverflow(s: Record<string, any>, which: 'stdout' | 'stderr'): void {

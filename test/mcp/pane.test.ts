@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SNIPPET } from '../support/mcp.js';
-import { setupFixture, type Fixture } from './support.js';
+import { setupFixture, type Fixture, ok } from './support.js';
 
 let fx: Fixture;
 /** Every line typed into the pane in this file, in order (the fixture typed the first). */
@@ -19,11 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
 });
-
-const ok = (s: Record<string, any>): Record<string, any> => {
-  expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
-  return s.data;
-};
 
 describe("the shell's state at dispatch", () => {
   it('runs in the cwd and exported environment set after enrollment; unexported variables stay out', async () => {

@@ -125,4 +125,10 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
   return { ms: performance.now() - t0, value };
 }
 
+/** The data of a success result; fails the test, showing the result, otherwise. */
+export const ok = (s: Record<string, any>): Record<string, any> => {
+  expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
+  return s.data;
+};
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

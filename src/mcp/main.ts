@@ -1,12 +1,9 @@
 // tmux-run-mcp: the MCP server on stdio. stdout belongs to the protocol; logs go to stderr.
+// Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at once.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { resolveRunDir } from '../../helper/rundir.js';
-import { AuditLog, auditPath } from '../../helper/audit.js';
-import { ROOT } from '../validate.js';
-import { createServer } from './server.js';
-import { OPT_IN_TOOLS } from './tools.js';
+import { fileURLToPath } from 'node:url';
+import { OPT_IN_TOOLS } from './names.js';
 
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
@@ -53,13 +50,21 @@ function fatal(reason: string): never {
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    // dist/src/mcp/main.js (or src/mcp/main.ts) is three folders below the package root.
+    const root = join(fileURLToPath(import.meta.url), '..', '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
+    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '0.0.0';
   }
 }
 
 const enabled = parseArgs(process.argv.slice(2));
+const [{ StdioServerTransport }, { resolveRunDir }, { AuditLog, auditPath }, { createServer }] = await Promise.all([
+  import('@modelcontextprotocol/sdk/server/stdio.js'),
+  import('../../helper/rundir.js'),
+  import('../../helper/audit.js'),
+  import('./server.js'),
+]);
 const dir = resolveRunDir();
 const server = createServer({ enabled, dir, audit: new AuditLog(auditPath()), log, version: version() });
 const transport = new StdioServerTransport();

@@ -1,10 +1,9 @@
 // The tools' published descriptions: what an agent reads to decide what to call and what to do next.
 import { panesInputSchema, panesOutputSchema, runInputSchema, runOutputSchema } from '../validate.js';
 
-export const RUN_TOOL = 'tmux_run';
-export const PANES_TOOL = 'tmux_enrolled_panes';
-/** Tools that exist only when named with --enable-tool. */
-export const OPT_IN_TOOLS = new Set([RUN_TOOL]);
+import { PANES_TOOL, RUN_TOOL } from './names.js';
+
+export { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL } from './names.js';
 
 export const panesTool = {
   name: PANES_TOOL,

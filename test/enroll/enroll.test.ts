@@ -3,21 +3,13 @@
 // must not do: leak descriptors into commands, draw anything, touch options, history or names.
 import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, processAlive, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
+import { describe, expect, it } from 'vitest';
+import { useServer, processAlive, waitUntil, type TmuxServer } from '../support/tmux.js';
 import { HEX32, SNIPPET, SOURCE, enroll, filesIn, helperChildren, listed, waitEmpty } from './helpers.js';
 
 let server: TmuxServer;
 
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  if (!server) return;
-  await server.kill();
-  expect(assertNoLeftovers(server)).toEqual([]);
-});
+useServer((s) => (server = s));
 
 const mode = (path: string): number => lstatSync(path).mode & 0o7777;
 

@@ -4,21 +4,13 @@
 // Signals meant for the pane (^C, SIGINT, SIGHUP) do not end it.
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, processAlive, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+import { describe, expect, it } from 'vitest';
+import { useServer, processAlive, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
 import { SNIPPET, SOURCE, enroll, filesIn, helperChildren, listed, waitEmpty } from './helpers.js';
 
 let server: TmuxServer;
 
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  if (!server) return;
-  await server.kill();
-  expect(assertNoLeftovers(server)).toEqual([]);
-});
+useServer((s) => (server = s));
 
 /** Waits until the helper is gone, nothing of it is listed, and the directory is empty. */
 async function expectEnded(helperPid: number, paneId: string, timeoutMs = 5000): Promise<void> {

@@ -1,20 +1,12 @@
 // How long enrolling takes, as a person feels it: from typing `source ...` + Enter to the pane
 // being listed by the broker. Measured, printed, not asserted (machines differ).
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, type TmuxServer } from '../support/tmux.js';
+import { expect, it } from 'vitest';
+import { useServer, type TmuxServer } from '../support/tmux.js';
 import { SOURCE, filesIn, listed } from './helpers.js';
 
 let server: TmuxServer;
 
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  if (!server) return;
-  await server.kill();
-  expect(assertNoLeftovers(server)).toEqual([]);
-});
+useServer((s) => (server = s));
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

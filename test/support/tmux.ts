@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { basename, delimiter, dirname, join } from 'node:path';
 
 /** Default for every wait in this module: generous, because CI machines are small and noisy. */
@@ -817,4 +818,21 @@ function findEcho(lines: string[], exact: string, prefix: string, from: number):
 /** A random token for markers and names in tests. */
 export function uniqueToken(): string {
   return randomBytes(6).toString('hex');
+}
+
+/**
+ * Starts one server for the test file (beforeAll) and hands it to `set`; after the file (afterAll)
+ * kills it and checks that nothing it started is left.
+ */
+export function useServer(set: (server: TmuxServer) => void, opts?: { env?: Record<string, string | undefined> }): void {
+  let server: TmuxServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(opts);
+    set(server);
+  });
+  afterAll(async () => {
+    if (!server) return;
+    await server.kill();
+    expect(assertNoLeftovers(server)).toEqual([]);
+  });
 }

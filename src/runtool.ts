@@ -1,6 +1,6 @@
 // tmux_run in the broker: validate, resolve the target to its live enrollment, authorize (digest,
 // run id, HMAC over the generations), hand the run to the pane's helper, and report what happened.
-import { checkRunDir, RunDirError } from '../helper/rundir.js';
+import { RunDirError } from '../helper/rundir.js';
 import { freshId, scriptDigest } from '../helper/generation.js';
 import { signBinding, type Binding } from '../helper/token.js';
 import type { AuditLog } from '../helper/audit.js';
@@ -61,8 +61,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
 
   let records;
   try {
-    checkRunDir(ctx.dir);
-    records = scanRecords(ctx.dir);
+    records = scanRecords(ctx.dir); // checks the directory first
   } catch (e) {
     if (e instanceof RunDirError && /does not exist/.test(e.message)) {
       return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (no pane is); nothing was run`);
@@ -94,15 +93,9 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     stderr_limit: args.stderr_limit ?? DEFAULT_LIMIT,
     issued_at: Date.now(),
   };
-  const auth: Authorization = {
-    state: 'authorized',
-    run_id: runId,
-    script_digest: digest,
-    server_generation: rec.server_generation,
-    pane_id: rec.pane_id,
-    enrollment_generation: rec.enrollment_generation,
-    process_generation: rec.process_generation,
-  };
+  // What the result reports as authorized: the signed binding less its limits and time.
+  const { stdout_limit: _o, stderr_limit: _e, issued_at: _t, ...bound } = binding;
+  const auth: Authorization = { state: 'authorized', ...bound };
   const token = signBinding(Buffer.from(rec.secret, 'hex'), binding);
   if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent; nothing was run');
 

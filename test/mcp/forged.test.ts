@@ -9,6 +9,7 @@ import { signBinding, type Binding } from '../../helper/token.js';
 import type { Reply, Request } from '../../helper/wire.js';
 import type { EnrollmentRecord } from '../../helper/record.js';
 import { setupFixture, sha256, type Fixture } from './support.js';
+import { bindingFor as sharedBindingFor } from '../support/mcp.js';
 
 let fx: Fixture;
 let rec: EnrollmentRecord;
@@ -24,20 +25,7 @@ const secretOf = (r: EnrollmentRecord): Buffer => Buffer.from(r.secret, 'hex');
 const hex = (n: number): string => randomBytes(n).toString('hex');
 
 /** A binding for `script` exactly as the broker would make it. */
-function bindingFor(script: string, over: Partial<Binding> = {}): Binding {
-  return {
-    run_id: hex(16),
-    script_digest: sha256(script),
-    server_generation: rec.server_generation,
-    pane_id: rec.pane_id,
-    enrollment_generation: rec.enrollment_generation,
-    process_generation: rec.process_generation,
-    stdout_limit: 65536,
-    stderr_limit: 65536,
-    issued_at: Date.now(),
-    ...over,
-  };
-}
+const bindingFor = (script: string, over: Partial<Binding> = {}): Binding => sharedBindingFor(rec, script, over);
 
 /** A correctly signed run request, then `alter` applied to it. */
 function request(script: string, over: Partial<Binding> = {}): Extract<Request, { type: 'run' }> {

@@ -1,12 +1,10 @@
 // Shared pieces of the security suites: the record behind a listing, raw connections to a
 // helper socket, process facts from /proc, and marker files that prove nothing ran.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { readRecord, type EnrollmentRecord } from '../../helper/record.js';
-import { scriptDigest } from '../../helper/generation.js';
 import { signBinding, type Binding } from '../../helper/token.js';
 import type { Reply, Request } from '../../helper/wire.js';
 import { connectHelper, exchange } from '../../src/helperclient.js';
@@ -135,21 +133,7 @@ export async function sendRequest(socket: string, req: Request, timeoutMs = 10_0
   });
 }
 
-/** A binding for `script` aimed at the enrollment `rec`, as the broker would make it. */
-export function bindingFor(rec: EnrollmentRecord, script: string, over: Partial<Binding> = {}): Binding {
-  return {
-    run_id: randomBytes(16).toString('hex'),
-    script_digest: scriptDigest(script),
-    server_generation: rec.server_generation,
-    pane_id: rec.pane_id,
-    enrollment_generation: rec.enrollment_generation,
-    process_generation: rec.process_generation,
-    stdout_limit: 65536,
-    stderr_limit: 65536,
-    issued_at: Date.now(),
-    ...over,
-  };
-}
+export { bindingFor } from '../support/mcp.js';
 
 /** A run request for `binding`, signed with `secretHex`. */
 export function runRequest(binding: Binding, secretHex: string, script: string): Extract<Request, { type: 'run' }> {

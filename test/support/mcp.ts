@@ -1,10 +1,14 @@
 // Test support for the broker side: enroll a real pane, and drive tmux-run-mcp with the SDK's
 // real Client over stdio (no mocks: the spawned server, helper, zsh and tmux are all real).
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { listEnrolled, type PaneListing } from '../../src/registry.js';
+import { scriptDigest } from '../../helper/generation.js';
+import type { Binding } from '../../helper/token.js';
+import type { EnrollmentRecord } from '../../helper/record.js';
 import { waitUntil, type NewPaneOptions, type Pane, type TmuxServer } from './tmux.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -88,4 +92,20 @@ export async function callRun(
 export async function listedPanes(client: Client): Promise<PaneListing[]> {
   const r = (await client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
   return (r.structuredContent as { panes: PaneListing[] }).panes;
+}
+
+/** A binding for `script` aimed at the enrollment `rec`, as the broker would make it. */
+export function bindingFor(rec: EnrollmentRecord, script: string, over: Partial<Binding> = {}): Binding {
+  return {
+    run_id: randomBytes(16).toString('hex'),
+    script_digest: scriptDigest(script),
+    server_generation: rec.server_generation,
+    pane_id: rec.pane_id,
+    enrollment_generation: rec.enrollment_generation,
+    process_generation: rec.process_generation,
+    stdout_limit: 65536,
+    stderr_limit: 65536,
+    issued_at: Date.now(),
+    ...over,
+  };
 }

@@ -139,10 +139,13 @@ async function main(): Promise<void> {
     secret: secret.toString('hex'),
   };
 
+  // The same process, still running (a zombie, dead but not yet reaped, does not count).
+  const same = (pid: number, startTicks: string): boolean => {
+    const st = procStat(pid);
+    return st !== undefined && st.state !== 'Z' && st.startTicks === startTicks;
+  };
   const alive = (): boolean =>
-    process.ppid === shellPid &&
-    procStat(shellPid)?.startTicks === shellStat!.startTicks &&
-    procStat(serverPid)?.startTicks === serverStat!.startTicks;
+    process.ppid === shellPid && same(shellPid, shellStat!.startTicks) && same(serverPid, serverStat!.startTicks);
 
   let server: Server | undefined;
   let ending = false;

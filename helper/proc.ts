@@ -27,6 +27,8 @@ export interface ProcStat {
   ttyNr: number;
   tpgid: number;
   startTicks: string;
+  /** State letter (R, S, Z...); Z is a zombie: dead, not yet reaped by its parent. */
+  state: string;
 }
 
 /** Parses /proc/PID/stat; undefined when the process is gone. Fields are counted after the last ')'. */
@@ -57,6 +59,7 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
     ttyNr: num(7),
     tpgid: num(8),
     startTicks: start,
+    state: f[0] ?? '?',
   };
 }
 

@@ -94,7 +94,8 @@ export function removeEnrollmentFiles(dir: string, rec: EnrollmentRecord, inUse:
 
 const helperAlive = (rec: EnrollmentRecord): boolean => {
   const st = procStat(rec.helper_pid);
-  return st !== undefined && st.ppid === rec.shell_pid;
+  // A killed helper stays a zombie until its shell reaps it: that is dead too.
+  return st !== undefined && st.state !== 'Z' && st.ppid === rec.shell_pid;
 };
 
 /**

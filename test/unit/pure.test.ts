@@ -90,7 +90,7 @@ describe('generations', () => {
 describe('/proc/PID/stat parsing', () => {
   it('counts fields after the last parenthesis, whatever the command name holds', () => {
     const text = '1234 (a) b) R 1 2000 2000 34816 2001 4194304 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0';
-    expect(parseProcStat(1234, text)).toEqual({ pid: 1234, ppid: 1, pgrp: 2000, session: 2000, ttyNr: 34816, tpgid: 2001, startTicks: '987654' });
+    expect(parseProcStat(1234, text)).toEqual({ pid: 1234, ppid: 1, pgrp: 2000, session: 2000, ttyNr: 34816, tpgid: 2001, startTicks: '987654', state: 'R' });
   });
   it('rejects truncated text', () => {
     expect(parseProcStat(1, '1 (x) R 1 2')).toBeUndefined();

@@ -2,16 +2,16 @@
 // enrollment, serves the broker on a 0600 socket, and ends with its shell.
 import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { checkRunDir } from './rundir.js';
-import { bootId, procStat } from './proc.js';
-import { freshId, paneGeneration, processGeneration, serverGeneration } from './generation.js';
-import { ShellChannel } from './shellchannel.js';
-import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from './record.js';
-import { AuditLog, auditPath } from './audit.js';
-import { LinkLimit } from './transport.js';
+import { checkRegistryDir } from '../src/enrollment/registry-dir.js';
+import { bootId, procStat } from '../src/os/proc.js';
+import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
+import { tmuxQuery } from '../src/os/tmux.js';
+import { ShellChannel } from './shell-channel.js';
+import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
+import { AuditLog, auditPath } from '../src/audit/audit-log.js';
+import { LinkLimit } from '../src/protocol/transport.js';
 import { HelperService } from './service.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
@@ -31,22 +31,6 @@ const log = (msg: string): void => {
 // The pane's ^C and a closing terminal are not for the helper; it ends with its shell instead.
 process.on('SIGINT', () => {});
 process.on('SIGHUP', () => {});
-
-function tmuxDisplay(socket: string, pane: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.env.TMUX_RUN_TMUX || 'tmux',
-      ['-S', socket, 'display-message', '-p', '-t', pane, '#{pane_id}\t#{pane_tty}\t#{pid}'],
-      { timeout: 5000 },
-      (e, out, err) => {
-        if (!e) return resolve(out.trim());
-        // tmux's own one-line complaint ("can't find pane: %9") says more than "Command failed".
-        const said = String(err ?? '').trim().split('\n')[0];
-        reject(new Error(said || (e.killed ? 'tmux did not answer within 5 seconds' : e.message.split('\n')[0])));
-      },
-    );
-  });
-}
 
 async function main(): Promise<void> {
   const base = process.argv[2];
@@ -84,7 +68,7 @@ async function main(): Promise<void> {
 
   const dir = dirname(base);
   try {
-    checkRunDir(dir);
+    checkRegistryDir(dir);
   } catch (e) {
     fail((e as Error).message);
   }
@@ -95,18 +79,24 @@ async function main(): Promise<void> {
   const tmuxSocket = tmuxEnv[0] ?? '';
   const serverPid = Number(tmuxEnv[1]);
   if (!shellStat) fail('the shell that started the helper is gone');
-  if (!/^%[0-9]+$/.test(paneId) || !tmuxSocket || !Number.isInteger(serverPid)) fail('TMUX and TMUX_PANE do not name a tmux pane');
+  if (!/^%[0-9]+$/.test(paneId) || !tmuxSocket || !Number.isInteger(serverPid))
+    fail('TMUX and TMUX_PANE do not name a tmux pane');
   const serverStat = procStat(serverPid);
   if (!serverStat) fail(`the tmux server (pid ${serverPid}) is not running`);
 
   // One read-only question to tmux: does this pane exist on this server, with this shell's tty?
   let shellTty = '';
   try {
-    const [id, tty, pid] = (await tmuxDisplay(tmuxSocket, paneId)).split('\t');
+    const [id, tty, pid] = (
+      await tmuxQuery(tmuxSocket, ['display-message', '-p', '-t', paneId, '#{pane_id}\t#{pane_tty}\t#{pid}'])
+    )
+      .trim()
+      .split('\t');
     if (id !== paneId) fail(`tmux does not know pane ${paneId}`);
     if (Number(pid) !== serverPid) fail('TMUX names a different tmux server than the one answering on its socket');
     shellTty = tty ?? '';
-    if (statSync(shellTty).rdev !== shellStat!.ttyNr) fail(`this shell is not running on pane ${paneId}'s terminal (${shellTty})`);
+    if (statSync(shellTty).rdev !== shellStat!.ttyNr)
+      fail(`this shell is not running on pane ${paneId}'s terminal (${shellTty})`);
   } catch (e) {
     if (e instanceof EnrollError) throw e;
     fail(`tmux could not describe pane ${paneId}: ${(e as Error).message}`);
@@ -122,7 +112,8 @@ async function main(): Promise<void> {
   };
   const secret = randomBytes(32);
   const sock = socketPath(dir, enrollment);
-  if (Buffer.byteLength(sock) > 107) fail(`the socket path ${sock} is too long for a Unix socket; set TMUX_RUN_DIR to a shorter directory`);
+  if (Buffer.byteLength(sock) > 107)
+    fail(`the socket path ${sock} is too long for a Unix socket; set TMUX_RUN_DIR to a shorter directory`);
   const record: EnrollmentRecord = {
     version: 1,
     ...gens,
@@ -147,6 +138,8 @@ async function main(): Promise<void> {
   const alive = (): boolean =>
     process.ppid === shellPid && same(shellPid, shellStat!.startTicks) && same(serverPid, serverStat!.startTicks);
 
+  // Assigned once below; end(), defined first, closes it when it exists.
+  // eslint-disable-next-line prefer-const
   let server: Server | undefined;
   let ending = false;
   const service: HelperService = new HelperService({
@@ -181,8 +174,8 @@ async function main(): Promise<void> {
   server = createServer({ allowHalfOpen: false }, (conn) => service.attach(links.admit(conn, MAX_REQUEST_FRAME)));
   made.push(sock);
   await new Promise<void>((resolve, reject) => {
-    server!.once('error', reject);
-    server!.listen(sock, () => resolve());
+    server.once('error', reject);
+    server.listen(sock, () => resolve());
   }).catch((e: Error) => fail(`cannot listen on ${sock}: ${e.message}`));
   process.umask(previousUmask);
   chmodSync(sock, 0o600);

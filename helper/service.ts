@@ -1,15 +1,15 @@
 // The helper's service: authorizes each request, queues runs in arrival order, runs them one at a
 // time in the shell's current state, reports each outcome exactly once, and records it.
 import { readlinkSync, statSync } from 'node:fs';
-import type { Transport } from './transport.js';
-import { checkRequest, type ErrorReply, type Reply, type Request } from './wire.js';
-import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from './token.js';
-import { scriptDigest } from './generation.js';
-import { procStat, procUmask } from './proc.js';
+import type { Transport } from '../src/protocol/transport.js';
+import { checkRequest, type ErrorReply, type Reply, type Request } from '../src/protocol/messages.js';
+import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from '../src/protocol/token.js';
+import { scriptDigest } from '../src/enrollment/generation.js';
+import { procStat, procUmask } from '../src/os/proc.js';
 import { Run, type RunOutcome } from './runner.js';
-import type { AuditLog } from './audit.js';
-import type { ShellChannel } from './shellchannel.js';
-import type { EnrollmentRecord } from './record.js';
+import type { AuditLog } from '../src/audit/audit-log.js';
+import type { ShellChannel } from './shell-channel.js';
+import type { EnrollmentRecord } from '../src/enrollment/record.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
@@ -96,7 +96,7 @@ export class HelperService {
   private handle(req: Request, t: Transport): Job | undefined {
     switch (req.type) {
       case 'ping': {
-        let cwd: string | null = null;
+        let cwd: string | null;
         try {
           cwd = readlinkSync(`/proc/${this.d.record.shell_pid}/cwd`);
         } catch {
@@ -144,7 +144,13 @@ export class HelperService {
     const b = req.binding;
     const rec = this.d.record;
     const refuse = (code: string, message: string): undefined => {
-      this.d.audit.tryAppend({ event: 'refused', run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest, outcome: code });
+      this.d.audit.tryAppend({
+        event: 'refused',
+        run_id: b.run_id,
+        pane_id: rec.pane_id,
+        script_digest: b.script_digest,
+        outcome: code,
+      });
       t.send(err(code, message, b.run_id));
       return undefined;
     };
@@ -166,7 +172,10 @@ export class HelperService {
       b.process_generation !== rec.process_generation ||
       b.enrollment_generation !== rec.enrollment_generation
     ) {
-      return refuse('stale_generation', 'the authorization is for another pane, shell, server or enrollment; nothing was run');
+      return refuse(
+        'stale_generation',
+        'the authorization is for another pane, shell, server or enrollment; nothing was run',
+      );
     }
     const now = Date.now();
     if (Math.abs(now - b.issued_at) > TOKEN_TTL_MS) {
@@ -183,9 +192,20 @@ export class HelperService {
     }
     this.seen.set(b.run_id, now);
     if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
-    const job: Job = { binding: b, script: req.script, transport: t, progress: req.progress, queuedAt: now, cancelled: false };
+    const job: Job = {
+      binding: b,
+      script: req.script,
+      transport: t,
+      progress: req.progress,
+      queuedAt: now,
+      cancelled: false,
+    };
     this.queue.push(job);
-    t.send({ type: 'queued', run_id: b.run_id, position: this.queue.length - 1 + (this.current ? 1 : 0) } satisfies Reply);
+    t.send({
+      type: 'queued',
+      run_id: b.run_id,
+      position: this.queue.length - 1 + (this.current ? 1 : 0),
+    } satisfies Reply);
     if (job.progress) this.startProgress(job);
     void this.pump();
     return job;
@@ -230,19 +250,43 @@ export class HelperService {
     const i = this.queue.indexOf(job);
     if (i >= 0) {
       this.queue.splice(i, 1);
-      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'cancelled', ran: false, detail: why === 'caller_gone' ? 'the caller went away while the run was queued' : 'cancelled while queued' });
+      this.d.audit.tryAppend({
+        event: 'end',
+        run_id: job.binding.run_id,
+        pane_id: this.d.record.pane_id,
+        script_digest: job.binding.script_digest,
+        outcome: 'cancelled',
+        ran: false,
+        detail: why === 'caller_gone' ? 'the caller went away while the run was queued' : 'cancelled while queued',
+      });
       this.settle(job, err('cancelled', 'the run was cancelled while queued; nothing was run', job.binding.run_id));
       return;
     }
     if (job.run) job.run.stop('cancelled');
     // Still asking the shell whether it is idle: nothing started, and nothing will (execute checks `cancelled`).
-    else this.settleUnstarted(job, 'cancelled', why === 'caller_gone' ? 'the caller went away before the run started; nothing was run' : 'the run was cancelled before it started; nothing was run', why);
+    else
+      this.settleUnstarted(
+        job,
+        'cancelled',
+        why === 'caller_gone'
+          ? 'the caller went away before the run started; nothing was run'
+          : 'the run was cancelled before it started; nothing was run',
+        why,
+      );
   }
 
   /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
   private settleUnstarted(job: Job, code: string, message: string, why: StopReason): void {
     if (this.finishedJobs.has(job)) return;
-    this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: code, ran: false, detail: `${STOP_DETAIL[why]} before the run started` });
+    this.d.audit.tryAppend({
+      event: 'end',
+      run_id: job.binding.run_id,
+      pane_id: this.d.record.pane_id,
+      script_digest: job.binding.script_digest,
+      outcome: code,
+      ran: false,
+      detail: `${STOP_DETAIL[why]} before the run started`,
+    });
     this.settle(job, err(code, message, job.binding.run_id));
   }
 
@@ -250,7 +294,15 @@ export class HelperService {
   shutdown(reason: string, why: 'shell_exited' | 'revoked' = 'shell_exited'): void {
     this.ended = true;
     for (const job of this.queue.splice(0)) {
-      this.d.audit.tryAppend({ event: 'end', run_id: job.binding.run_id, pane_id: this.d.record.pane_id, script_digest: job.binding.script_digest, outcome: 'shell_exited', ran: false, detail: STOP_DETAIL[why] });
+      this.d.audit.tryAppend({
+        event: 'end',
+        run_id: job.binding.run_id,
+        pane_id: this.d.record.pane_id,
+        script_digest: job.binding.script_digest,
+        outcome: 'shell_exited',
+        ran: false,
+        detail: STOP_DETAIL[why],
+      });
       this.settle(job, err('shell_exited', `${reason}; the queued run was not started`, job.binding.run_id));
     }
     const cur = this.current;
@@ -293,24 +345,37 @@ export class HelperService {
     if (job.cancelled) return; // settled by cancel() or shutdown()
     if (this.ended || !this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
     if (this.shellBusy()) {
-      return refuse('shell_busy', 'the shell is running a command in the foreground; nothing was run (retry when its prompt is back)');
+      return refuse(
+        'shell_busy',
+        'the shell is running a command in the foreground; nothing was run (retry when its prompt is back)',
+      );
     }
     const answer = await this.d.shell.ask(ASK_TIMEOUT_MS);
     if (job.cancelled || this.ended) {
       // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
-      if (!this.finishedJobs.has(job)) this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited; nothing was run', 'shell_exited');
+      if (!this.finishedJobs.has(job))
+        this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited; nothing was run', 'shell_exited');
       return;
     }
     if (!answer.ok) {
       if (answer.reason === 'editor_not_empty') {
-        return refuse('editor_not_empty', 'the person has text in the shell\'s line editor; nothing was run and their typing was left untouched (retry later)');
+        return refuse(
+          'editor_not_empty',
+          "the person has text in the shell's line editor; nothing was run and their typing was left untouched (retry later)",
+        );
       }
       if (answer.reason.startsWith('context:') || answer.reason === 'pending_input') {
-        return refuse('editor_not_empty', `the shell's line editor is not at an empty prompt (${answer.reason}); nothing was run`);
+        return refuse(
+          'editor_not_empty',
+          `the shell's line editor is not at an empty prompt (${answer.reason}); nothing was run`,
+        );
       }
       if (answer.reason === 'closed') return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
       if (answer.reason === 'timeout') {
-        return refuse('shell_busy', `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy); nothing was run`);
+        return refuse(
+          'shell_busy',
+          `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy); nothing was run`,
+        );
       }
       return refuse('internal_error', `the shell could not describe its state (${answer.reason}); nothing was run`);
     }
@@ -318,14 +383,34 @@ export class HelperService {
     try {
       if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
     } catch {
-      return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available; nothing was run`);
+      return refuse(
+        'cwd_unavailable',
+        `the shell's current directory ${JSON.stringify(cwd)} is not available; nothing was run`,
+      );
     }
     try {
-      this.d.audit.append({ event: 'start', ...base, outcome: 'started', server_generation: b.server_generation, process_generation: b.process_generation, enrollment_generation: b.enrollment_generation, stdout_limit: b.stdout_limit, stderr_limit: b.stderr_limit, cwd });
+      this.d.audit.append({
+        event: 'start',
+        ...base,
+        outcome: 'started',
+        server_generation: b.server_generation,
+        process_generation: b.process_generation,
+        enrollment_generation: b.enrollment_generation,
+        stdout_limit: b.stdout_limit,
+        stderr_limit: b.stderr_limit,
+        cwd,
+      });
     } catch (e) {
       return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
     }
-    const run = new Run({ script: job.script, cwd, env, umask: procUmask(rec.shell_pid), stdoutLimit: b.stdout_limit, stderrLimit: b.stderr_limit });
+    const run = new Run({
+      script: job.script,
+      cwd,
+      env,
+      umask: procUmask(rec.shell_pid),
+      stdoutLimit: b.stdout_limit,
+      stderrLimit: b.stderr_limit,
+    });
     job.run = run;
     const pgid = run.start();
     if (pgid !== undefined) {
@@ -344,7 +429,10 @@ export class HelperService {
     // helper with --expose-gc; a burst of runs never pays for a collection.
     if (typeof globalThis.gc === 'function') {
       clearTimeout(this.gcTimer);
-      this.gcTimer = setTimeout(() => globalThis.gc?.(), o.stdoutBytes + o.stderrBytes > LARGE_OUTPUT ? GC_AFTER_LARGE_MS : GC_AFTER_MS);
+      this.gcTimer = setTimeout(
+        () => globalThis.gc?.(),
+        o.stdoutBytes + o.stderrBytes > LARGE_OUTPUT ? GC_AFTER_LARGE_MS : GC_AFTER_MS,
+      );
       this.gcTimer.unref();
     }
   }
@@ -353,29 +441,56 @@ export class HelperService {
   private reportOutcome(job: Job, o: RunOutcome): void {
     const b = job.binding;
     const c = o.completion;
-    const how = !c ? 'did not start' : c.state === 'exited' ? `exited ${c.exit_status}` : `was killed by signal ${c.signal}`;
+    const how = !c
+      ? 'did not start'
+      : c.state === 'exited'
+        ? `exited ${c.exit_status}`
+        : `was killed by signal ${c.signal}`;
     const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
     // A run stopped because its shell or enrollment ended was not cancelled by anyone: say so.
     const stopCode = why === 'shell_exited' || why === 'revoked' ? 'shell_exited' : 'cancelled';
-    const outcome = o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
+    const outcome =
+      o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
     this.d.audit.tryAppend({
-      event: 'end', run_id: b.run_id, pane_id: this.d.record.pane_id, script_digest: b.script_digest, outcome, ran: true,
+      event: 'end',
+      run_id: b.run_id,
+      pane_id: this.d.record.pane_id,
+      script_digest: b.script_digest,
+      outcome,
+      ran: true,
       ...(why ? { detail: STOP_DETAIL[why] } : {}),
-      exit_status: c?.exit_status ?? null, signal: c?.signal ?? null,
-      stdout_bytes: o.stdoutBytes, stderr_bytes: o.stderrBytes, duration_ms: o.durationMs,
+      exit_status: c?.exit_status ?? null,
+      signal: c?.signal ?? null,
+      stdout_bytes: o.stdoutBytes,
+      stderr_bytes: o.stderrBytes,
+      duration_ms: o.durationMs,
     });
-    this.d.shell.notify(`tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`);
+    this.d.shell.notify(
+      `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`,
+    );
     switch (o.reason) {
       case 'completed':
         if (!c) break;
-        this.settle(job, { type: 'done', run_id: b.run_id, completion: c, stdout: o.stdout, stderr: o.stderr, duration_ms: o.durationMs });
+        this.settle(job, {
+          type: 'done',
+          run_id: b.run_id,
+          completion: c,
+          stdout: o.stdout,
+          stderr: o.stderr,
+          duration_ms: o.durationMs,
+        });
         return;
       case 'output_limit_exceeded': {
         const which = o.overflow ?? 'stdout';
         const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
         const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
         this.settle(job, {
-          ...err('output_limit_exceeded', `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`, b.run_id, true),
+          ...err(
+            'output_limit_exceeded',
+            `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`,
+            b.run_id,
+            true,
+          ),
           ...(c ? { completion: c } : {}),
           stdout_bytes: o.stdoutBytes,
           stderr_bytes: o.stderrBytes,
@@ -384,14 +499,22 @@ export class HelperService {
       }
       case 'cancelled':
         this.settle(job, {
-          ...err(stopCode, `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`, b.run_id, true),
+          ...err(
+            stopCode,
+            `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
+            b.run_id,
+            true,
+          ),
           ...(c ? { completion: c } : {}),
         });
         return;
       case 'spawn_failed':
         break;
     }
-    this.settle(job, err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}; nothing was run`, b.run_id));
+    this.settle(
+      job,
+      err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}; nothing was run`, b.run_id),
+    );
   }
 }
 

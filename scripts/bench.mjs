@@ -15,7 +15,17 @@
 // Only node: built-ins are imported statically: `--floor` mode (the floor, in a fresh Node
 // with the helper's flags) must not pay for the SDK.
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, totalmem, release, tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,7 +49,12 @@ function percentile(values, p) {
   if (s.length === 0) return NaN;
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
 }
-const stats = (values) => ({ median: percentile(values, 50), p90: percentile(values, 90), min: Math.min(...values), n: values.length });
+const stats = (values) => ({
+  median: percentile(values, 50),
+  p90: percentile(values, 90),
+  min: Math.min(...values),
+  n: values.length,
+});
 
 // ------------------------------------------------------------------ the floor (child mode)
 
@@ -69,10 +84,14 @@ async function floorChild() {
 
 /** The floor for `script`, measured in a fresh Node started with the helper's flags. */
 function floor(script, warm, n) {
-  const out = execFileSync(process.execPath, [...HELPER_FLAGS, fileURLToPath(import.meta.url), '--floor', script, String(warm), String(n)], {
-    encoding: 'utf8',
-    maxBuffer: 16 << 20,
-  });
+  const out = execFileSync(
+    process.execPath,
+    [...HELPER_FLAGS, fileURLToPath(import.meta.url), '--floor', script, String(warm), String(n)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 16 << 20,
+    },
+  );
   return JSON.parse(out);
 }
 
@@ -85,10 +104,36 @@ if (process.argv[2] === '--floor') {
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
-const PROFILE = argv.includes('--profile') ? resolve(argv[argv.indexOf('--profile') + 1] ?? 'bench-results/profiles') : undefined;
+const PROFILE = argv.includes('--profile')
+  ? resolve(argv[argv.indexOf('--profile') + 1] ?? 'bench-results/profiles')
+  : undefined;
 const N = QUICK
-  ? { warm: 10, rtt: 40, floor: 60, bigWarm: 2, big: 10, windows: 2, window: 60, perPane: 2, leak: 200, enroll: 3, starts: 3 }
-  : { warm: 30, rtt: 300, floor: 300, bigWarm: 5, big: 60, windows: 5, window: 200, perPane: 2, leak: 1000, enroll: 10, starts: 10 };
+  ? {
+      warm: 10,
+      rtt: 40,
+      floor: 60,
+      bigWarm: 2,
+      big: 10,
+      windows: 2,
+      window: 60,
+      perPane: 2,
+      leak: 200,
+      enroll: 3,
+      starts: 3,
+    }
+  : {
+      warm: 30,
+      rtt: 300,
+      floor: 300,
+      bigWarm: 5,
+      big: 60,
+      windows: 5,
+      window: 200,
+      perPane: 2,
+      leak: 1000,
+      enroll: 10,
+      starts: 10,
+    };
 
 // ------------------------------------------------------------------ a private tmux server
 
@@ -121,10 +166,24 @@ const NODE_WRAPPER = join(base, 'node-profiled');
 if (PROFILE) {
   mkdirSync(join(PROFILE, 'helper'), { recursive: true });
   mkdirSync(join(PROFILE, 'broker'), { recursive: true });
-  writeFileSync(NODE_WRAPPER, `#!/bin/sh\nexec '${process.execPath}' --cpu-prof --cpu-prof-dir='${join(PROFILE, 'helper')}' "$@"\n`, { mode: 0o700 });
+  writeFileSync(
+    NODE_WRAPPER,
+    `#!/bin/sh\nexec '${process.execPath}' --cpu-prof --cpu-prof-dir='${join(PROFILE, 'helper')}' "$@"\n`,
+    { mode: 0o700 },
+  );
 }
 
-const PATHS = [...new Set([dirname(process.execPath), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'])].join(delimiter);
+const PATHS = [
+  ...new Set([
+    dirname(process.execPath),
+    '/usr/local/sbin',
+    '/usr/local/bin',
+    '/usr/sbin',
+    '/usr/bin',
+    '/sbin',
+    '/bin',
+  ]),
+].join(delimiter);
 const paneEnv = {
   HOME: home,
   PATH: PATHS,
@@ -163,14 +222,27 @@ async function waitUntil(fn, timeoutMs, what, everyMs = 20) {
 }
 
 async function atPrompt(id) {
-  const out = await tmux(['display-message', '-p', '-t', id, '#{cursor_x} #{cursor_y}', ';', 'capture-pane', '-p', '-t', id]);
+  const out = await tmux([
+    'display-message',
+    '-p',
+    '-t',
+    id,
+    '#{cursor_x} #{cursor_y}',
+    ';',
+    'capture-pane',
+    '-p',
+    '-t',
+    id,
+  ]);
   const [head, ...screen] = out.split('\n');
   const [x, y] = head.split(' ').map(Number);
   return (screen[y] ?? '').trimEnd() === '$' && x === 2;
 }
 
 async function newPane() {
-  const id = (await tmux(['new-window', '-d', '-P', '-F', '#{pane_id}', '-t', 'bench:', '-c', home, '--', ZSH, '-i'])).trim();
+  const id = (
+    await tmux(['new-window', '-d', '-P', '-F', '#{pane_id}', '-t', 'bench:', '-c', home, '--', ZSH, '-i'])
+  ).trim();
   await waitUntil(() => atPrompt(id), 10000, `a prompt in ${id}`);
   return id;
 }
@@ -228,7 +300,12 @@ async function enroll(id) {
   const t0 = now();
   await tmux(['send-keys', '-t', id, 'Enter']);
   await waitUntil(() => recordFiles().some((n) => !before.has(n)), 10000, `the enrollment record of ${id}`, 2);
-  const listing = await waitUntil(async () => (await listEnrolled(runDir)).find((p) => p.pane_id === id), 10000, `${id} to be listed`, 2);
+  const listing = await waitUntil(
+    async () => (await listEnrolled(runDir)).find((p) => p.pane_id === id),
+    10000,
+    `${id} to be listed`,
+    2,
+  );
   const ms = now() - t0;
   await waitUntil(() => atPrompt(id), 10000, `the prompt in ${id} after enrolling`);
   return { listing, ms };
@@ -237,12 +314,21 @@ async function enroll(id) {
 async function unenroll(id, helperPid) {
   await type(id, 'tmux_run_unenroll');
   await waitUntil(() => !alive(helperPid), 10000, `helper ${helperPid} to exit`, 5);
-  await waitUntil(async () => !(await listEnrolled(runDir)).some((p) => p.pane_id === id), 10000, `${id} to leave the listing`);
+  await waitUntil(
+    async () => !(await listEnrolled(runDir)).some((p) => p.pane_id === id),
+    10000,
+    `${id} to leave the listing`,
+  );
   await waitUntil(() => atPrompt(id), 10000, `the prompt in ${id} after unenrolling`);
 }
 
 function mcpTransport() {
-  const args = [...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, 'broker')}`] : []), MCP_BIN, '--enable-tool', 'tmux_run'];
+  const args = [
+    ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, 'broker')}`] : []),
+    MCP_BIN,
+    '--enable-tool',
+    'tmux_run',
+  ];
   return new StdioClientTransport({ command: process.execPath, args, env: brokerEnv, stderr: 'pipe' });
 }
 
@@ -259,12 +345,18 @@ async function startClient() {
 let failures = 0;
 async function run(client, pane, script, extra = {}) {
   const t0 = now();
-  const r = await client.callTool({ name: 'tmux_run', arguments: { target: { kind: 'pane', id: pane.pane_id, generation: pane.generation }, script, ...extra } });
+  const r = await client.callTool({
+    name: 'tmux_run',
+    arguments: { target: { kind: 'pane', id: pane.pane_id, generation: pane.generation }, script, ...extra },
+  });
   const ms = now() - t0;
   const s = r.structuredContent;
   if (r.isError || !s?.ok || s.data.completion.exit_status !== 0) {
     failures++;
-    if (failures <= 5) process.stderr.write(`bench: a run failed: ${JSON.stringify(s?.error ?? s?.data?.completion ?? r).slice(0, 300)}\n`);
+    if (failures <= 5)
+      process.stderr.write(
+        `bench: a run failed: ${JSON.stringify(s?.error ?? s?.data?.completion ?? r).slice(0, 300)}\n`,
+      );
     if (failures > 20) throw new Error('too many failed runs; the bench is not measuring what it should');
   }
   return { ms, r };
@@ -299,7 +391,22 @@ const clients = [];
 const progress = (s) => process.stderr.write(`bench: ${s}\n`);
 let exitCode = 0;
 try {
-  await tmux(['new-session', '-d', '-x', '200', '-y', '50', '-s', 'bench', '-n', 'placeholder', '-c', home, 'sleep', '2147483647']);
+  await tmux([
+    'new-session',
+    '-d',
+    '-x',
+    '200',
+    '-y',
+    '50',
+    '-s',
+    'bench',
+    '-n',
+    'placeholder',
+    '-c',
+    home,
+    'sleep',
+    '2147483647',
+  ]);
   const panes = [];
   for (let i = 0; i < 4; i++) panes.push(await newPane());
 
@@ -362,7 +469,9 @@ try {
   // included), then after N.leak more, which must not have grown either. Each sample follows
   // IDLE_MS without work, so that V8's memory reducer has collected: resident memory right
   // after a burst says more about when the last collection happened than about a leak.
-  progress(`helper memory and descriptors: after ${N.leak} runs, then after ${N.leak} more (each then ${IDLE_MS / 1000} s idle)`);
+  progress(
+    `helper memory and descriptors: after ${N.leak} runs, then after ${N.leak} more (each then ${IDLE_MS / 1000} s idle)`,
+  );
   const runsOn = async (n) => {
     let left = n;
     const worker = async () => {
@@ -446,19 +555,79 @@ if (exitCode !== 0) process.exit(exitCode);
 const MB = 1024;
 const h = m.helper;
 const targets = [
-  { name: 'round trip for true vs spawn floor', target: '<= 1.5x', value: m.ratio_true, pass: m.ratio_true <= 1.5, show: `${m.ratio_true.toFixed(2)}x` },
-  { name: 'runs/s, one pane', target: '>= 100', value: m.rate_one_pane.median, pass: m.rate_one_pane.median >= 100, show: m.rate_one_pane.median.toFixed(0) },
+  {
+    name: 'round trip for true vs spawn floor',
+    target: '<= 1.5x',
+    value: m.ratio_true,
+    pass: m.ratio_true <= 1.5,
+    show: `${m.ratio_true.toFixed(2)}x`,
+  },
+  {
+    name: 'runs/s, one pane',
+    target: '>= 100',
+    value: m.rate_one_pane.median,
+    pass: m.rate_one_pane.median >= 100,
+    show: m.rate_one_pane.median.toFixed(0),
+  },
   // "1.5x that across 4 panes" read literally: 1.5 times the 100 runs/s asked of one pane.
-  { name: 'runs/s, 4 panes in parallel', target: '>= 150', value: m.rate_four_panes.median, pass: m.rate_four_panes.median >= 150, show: m.rate_four_panes.median.toFixed(0) },
+  {
+    name: 'runs/s, 4 panes in parallel',
+    target: '>= 150',
+    value: m.rate_four_panes.median,
+    pass: m.rate_four_panes.median >= 150,
+    show: m.rate_four_panes.median.toFixed(0),
+  },
   // Read strictly: 1.5 times what one pane measured (CPU-bound on 2 cores: see BENCHMARKS.md).
-  { name: 'runs/s, 4 panes vs one pane', target: '>= 1.5x', value: m.rate_ratio, pass: m.rate_ratio >= 1.5, show: `${m.rate_ratio.toFixed(2)}x` },
-  { name: `${BIG} bytes vs its floor`, target: '<= 1.5x', value: m.ratio_big, pass: m.ratio_big <= 1.5, show: `${m.ratio_big.toFixed(2)}x` },
-  { name: 'enrollment (source to listed)', target: '< 300 ms', value: m.enroll_ms.median, pass: m.enroll_ms.median < 300, show: `${m.enroll_ms.median.toFixed(0)} ms` },
-  { name: `helper RSS after ${h.runs} runs`, target: '< 45 MB', value: h.rss_kb_after, pass: h.rss_kb_after < 45 * MB, show: `${(h.rss_kb_after / MB).toFixed(1)} MB` },
+  {
+    name: 'runs/s, 4 panes vs one pane',
+    target: '>= 1.5x',
+    value: m.rate_ratio,
+    pass: m.rate_ratio >= 1.5,
+    show: `${m.rate_ratio.toFixed(2)}x`,
+  },
+  {
+    name: `${BIG} bytes vs its floor`,
+    target: '<= 1.5x',
+    value: m.ratio_big,
+    pass: m.ratio_big <= 1.5,
+    show: `${m.ratio_big.toFixed(2)}x`,
+  },
+  {
+    name: 'enrollment (source to listed)',
+    target: '< 300 ms',
+    value: m.enroll_ms.median,
+    pass: m.enroll_ms.median < 300,
+    show: `${m.enroll_ms.median.toFixed(0)} ms`,
+  },
+  {
+    name: `helper RSS after ${h.runs} runs`,
+    target: '< 45 MB',
+    value: h.rss_kb_after,
+    pass: h.rss_kb_after < 45 * MB,
+    show: `${(h.rss_kb_after / MB).toFixed(1)} MB`,
+  },
   // RSS moves with the garbage collector; growth beyond 1 MB over the next runs counts as a leak.
-  { name: `helper RSS growth over ${h.runs} more runs`, target: '<= 1 MB', value: h.rss_kb_after_more - h.rss_kb_after, pass: h.rss_kb_after_more - h.rss_kb_after <= MB, show: `${((h.rss_kb_after_more - h.rss_kb_after) / MB).toFixed(2)} MB` },
-  { name: `helper descriptors over ${2 * h.runs} runs`, target: 'no growth', value: h.fds_after_more - h.fds_start, pass: h.fds_after <= h.fds_start && h.fds_after_more <= h.fds_start, show: `${h.fds_start} -> ${h.fds_after} -> ${h.fds_after_more}` },
-  { name: 'server start to tools/list', target: '< 300 ms', value: m.server_start_ms.median, pass: m.server_start_ms.median < 300, show: `${m.server_start_ms.median.toFixed(0)} ms` },
+  {
+    name: `helper RSS growth over ${h.runs} more runs`,
+    target: '<= 1 MB',
+    value: h.rss_kb_after_more - h.rss_kb_after,
+    pass: h.rss_kb_after_more - h.rss_kb_after <= MB,
+    show: `${((h.rss_kb_after_more - h.rss_kb_after) / MB).toFixed(2)} MB`,
+  },
+  {
+    name: `helper descriptors over ${2 * h.runs} runs`,
+    target: 'no growth',
+    value: h.fds_after_more - h.fds_start,
+    pass: h.fds_after <= h.fds_start && h.fds_after_more <= h.fds_start,
+    show: `${h.fds_start} -> ${h.fds_after} -> ${h.fds_after_more}`,
+  },
+  {
+    name: 'server start to tools/list',
+    target: '< 300 ms',
+    value: m.server_start_ms.median,
+    pass: m.server_start_ms.median < 300,
+    show: `${m.server_start_ms.median.toFixed(0)} ms`,
+  },
 ];
 
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '-');
@@ -496,10 +665,29 @@ const machine = {
 };
 const commit = versionOf('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']);
 const dirty = versionOf('git', ['-C', ROOT, 'status', '--porcelain', '--untracked-files=no']) !== '';
-process.stdout.write(`tmux-run bench (${commit}${dirty ? '+dirty' : ''}, ${QUICK ? 'quick, ' : ''}notices ${paneEnv.TMUX_RUN_NOTIFY}): ${machine.nproc} cores, ${machine.memory_mb} MB, node ${machine.node}, ${machine.tmux}, ${machine.zsh}; load average ${m.loadavg_start[0]} at start, ${m.loadavg_end[0]} at end\n\n${lines.join('\n')}\n`);
+process.stdout.write(
+  `tmux-run bench (${commit}${dirty ? '+dirty' : ''}, ${QUICK ? 'quick, ' : ''}notices ${paneEnv.TMUX_RUN_NOTIFY}): ${machine.nproc} cores, ${machine.memory_mb} MB, node ${machine.node}, ${machine.tmux}, ${machine.zsh}; load average ${m.loadavg_start[0]} at start, ${m.loadavg_end[0]} at end\n\n${lines.join('\n')}\n`,
+);
 if (m.failed_runs) process.stdout.write(`\n${m.failed_runs} runs failed during the bench\n`);
 
 mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
 const out = join(ROOT, 'bench-results', 'latest.json');
-writeFileSync(out, JSON.stringify({ when: new Date().toISOString(), commit, dirty, quick: QUICK, notices: paneEnv.TMUX_RUN_NOTIFY, config: N, machine, metrics: m, targets: targets.map(({ show, ...t }) => t) }, null, 2) + '\n');
+writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      when: new Date().toISOString(),
+      commit,
+      dirty,
+      quick: QUICK,
+      notices: paneEnv.TMUX_RUN_NOTIFY,
+      config: N,
+      machine,
+      metrics: m,
+      targets: targets.map(({ show: _show, ...t }) => t),
+    },
+    null,
+    2,
+  ) + '\n',
+);
 process.stdout.write(`\nwrote ${out}${PROFILE ? `; profiles in ${PROFILE}` : ''}\n`);

@@ -1,5 +1,5 @@
-// Generates helper/wire-validators.cjs (ajv standalone code for schemas/wire/*) and
-// src/contract-validators.cjs (the same for the tool contract, schemas/*.json) and copies them to
+// Generates src/protocol/wire-validators.cjs (ajv standalone code for schemas/wire/*) and
+// src/broker/contract-validators.cjs (the same for the tool contract, schemas/*.json) and copies them to
 // dist/. Neither the helper nor the broker compiles a schema at start; the JSON files stay the
 // source of truth. `node scripts/build-validators.mjs --check` fails when a committed file is out of date.
 import { createHash } from 'node:crypto';
@@ -20,7 +20,11 @@ const code =
 
 // The contract, compiled with the options src/validate.ts used to compile it with at run time.
 const loadContract = (name) => JSON.parse(readFileSync(join(root, 'schemas', name), 'utf8'));
-const contractAjv = new Ajv.default({ code: { source: true, esm: false, lines: true }, allErrors: false, strict: false });
+const contractAjv = new Ajv.default({
+  code: { source: true, esm: false, lines: true },
+  allErrors: false,
+  strict: false,
+});
 const contract = {
   runInput: 'tmux_run.input.schema.json',
   runOutput: 'tmux_run.output.schema.json',
@@ -37,7 +41,10 @@ const contractCode =
   `\nexports.digest = ${JSON.stringify(contractDigest)};\n`;
 
 let stale = false;
-for (const [rel, text] of [['helper/wire-validators.cjs', code], ['src/contract-validators.cjs', contractCode]]) {
+for (const [rel, text] of [
+  ['src/protocol/wire-validators.cjs', code],
+  ['src/broker/contract-validators.cjs', contractCode],
+]) {
   const target = join(root, rel);
   if (process.argv.includes('--check')) {
     const current = existsSync(target) ? readFileSync(target, 'utf8') : '';

@@ -35,12 +35,14 @@ try {
   say(`# 1. A private tmux server (${sock}) with one zsh pane whose .zshrc sources shell/tmux-run.zsh`);
   tmux('new-session', '-d', '-x', '120', '-y', '30', '-s', 'demo', '-c', home, 'zsh', '-i');
   client = new Client({ name: 'tmux-run-demo', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({
-    command: process.execPath,
-    args: [join(root, 'bin', 'tmux-run-mcp.js'), '--enable-tool', 'tmux_run'],
-    env: { PATH: env.PATH, HOME: home, TMUX_RUN_DIR: runDir, XDG_STATE_HOME: env.XDG_STATE_HOME },
-    stderr: 'ignore',
-  }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [join(root, 'bin', 'tmux-run-mcp.js'), '--enable-tool', 'tmux_run'],
+      env: { PATH: env.PATH, HOME: home, TMUX_RUN_DIR: runDir, XDG_STATE_HOME: env.XDG_STATE_HOME },
+      stderr: 'ignore',
+    }),
+  );
   say('\n# 2. tmux-run-mcp --enable-tool tmux_run, tools/list:');
   say((await client.listTools()).tools.map((t) => `   ${t.name}`).join('\n'));
 
@@ -56,7 +58,9 @@ try {
 
   const pane = panes[0];
   const script = 'echo "hello from pane $TMUX_PANE in $PWD, as $(id -un)"; echo "to stderr" >&2; exit 3';
-  say(`\n# 4. tmux_run {target: {kind: "pane", id: "${pane.pane_id}", generation: "${pane.generation}"}, script: ${JSON.stringify(script)}}`);
+  say(
+    `\n# 4. tmux_run {target: {kind: "pane", id: "${pane.pane_id}", generation: "${pane.generation}"}, script: ${JSON.stringify(script)}}`,
+  );
   const result = await client.callTool({
     name: 'tmux_run',
     arguments: { target: { kind: 'pane', id: pane.pane_id, generation: pane.generation }, script },

@@ -57,7 +57,8 @@ export function parseArgs(command: string, spec: ArgSpec, argv: readonly string[
       if (eq >= 0) value = arg.slice(eq + 1);
       else {
         value = argv[i + 1];
-        if (value === undefined || value.startsWith('--')) throw new UsageError(`${command}: option --${name} needs a value`);
+        if (value === undefined || value.startsWith('--'))
+          throw new UsageError(`${command}: option --${name} needs a value`);
         i++;
       }
       if (value === '') throw new UsageError(`${command}: option --${name} needs a value`);

@@ -2,12 +2,12 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
-import { auditPath } from '../../helper/audit.js';
-import { checkRunDir, resolveRunDir } from '../../helper/rundir.js';
-import { listEnrolled, scanRecords } from '../registry.js';
+import { auditPath } from '../audit/audit-log.js';
+import { checkRegistryDir, resolveRegistryDir } from '../enrollment/registry-dir.js';
+import { listEnrolled, scanRecords } from '../broker/registry.js';
 import { safeJson } from './escape.js';
 import { formatRows, type Cell } from './output.js';
-import { helperMainPath, packageRoot, shellQuote } from './root.js';
+import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -27,7 +27,8 @@ export function versionOf(text: string): [number, number] | undefined {
   return m ? [Number(m[1]), Number(m[2])] : undefined;
 }
 
-const atLeast = (v: [number, number], want: [number, number]): boolean => v[0] > want[0] || (v[0] === want[0] && v[1] >= want[1]);
+const atLeast = (v: [number, number], want: [number, number]): boolean =>
+  v[0] > want[0] || (v[0] === want[0] && v[1] >= want[1]);
 
 /** Runs `program ...args` and returns its first line of output, or undefined when it cannot run. */
 function firstLine(program: string, args: string[], env: NodeJS.ProcessEnv): string | undefined {
@@ -36,41 +37,59 @@ function firstLine(program: string, args: string[], env: NodeJS.ProcessEnv): str
   return (r.stdout || r.stderr).split('\n')[0]?.trim();
 }
 
-function checkProgram(name: string, program: string, args: string[], want: [number, number], env: NodeJS.ProcessEnv, install: string): Check {
+function checkProgram(
+  name: string,
+  program: string,
+  args: string[],
+  want: [number, number],
+  env: NodeJS.ProcessEnv,
+  install: string,
+): Check {
   const line = firstLine(program, args, env);
   if (line === undefined) return fail(name, `${program} was not found on PATH (or did not run)`, install);
   // tmux built from git says "tmux master" or "tmux next-3.5": new enough.
   if (name === 'tmux' && /\b(master|next-)/.test(line)) return pass(name, line);
   const v = versionOf(line);
-  if (v === undefined) return fail(name, `cannot tell the version from '${line}'`, `${install} (${want.join('.')} or newer)`);
-  return atLeast(v, want) ? pass(name, line) : fail(name, `${line} is older than ${want.join('.')}`, `${install} (${want.join('.')} or newer)`);
+  if (v === undefined)
+    return fail(name, `cannot tell the version from '${line}'`, `${install} (${want.join('.')} or newer)`);
+  return atLeast(v, want)
+    ? pass(name, line)
+    : fail(name, `${line} is older than ${want.join('.')}`, `${install} (${want.join('.')} or newer)`);
 }
 
 function checkNode(): Check {
   const major = Number(process.versions.node.split('.')[0]);
-  return major >= 20 ? pass('node', `node ${process.versions.node}`) : fail('node', `node ${process.versions.node} is older than 20`, 'install Node.js 20 or newer');
+  return major >= 20
+    ? pass('node', `node ${process.versions.node}`)
+    : fail('node', `node ${process.versions.node} is older than 20`, 'install Node.js 20 or newer');
 }
 
 function checkRegistry(env: NodeJS.ProcessEnv): Check {
-  const dir = resolveRunDir(env);
+  const dir = resolveRegistryDir(env);
   const q = shellQuote(dir);
   let st;
   try {
     st = lstatSync(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && isAbsolute(dir)) return pass('registry', `${dir} does not exist yet; it will be created on first enrollment`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' && isAbsolute(dir))
+      return pass('registry', `${dir} does not exist yet; it will be created on first enrollment`);
   }
   try {
-    checkRunDir(dir);
+    checkRegistryDir(dir);
     return pass('registry', `${dir} is a private directory (0700, yours)`);
   } catch (e) {
-    // checkRunDir's verdict, with the reason and the fix said apart.
+    // checkRegistryDir's verdict, with the reason and the fix said apart.
     const change = `remove ${q} or set TMUX_RUN_DIR to a directory of your own`;
     if (st === undefined) return fail('registry', (e as Error).message, change);
     if (st.isSymbolicLink()) return fail('registry', `${dir} is a symlink`, change);
     if (!st.isDirectory()) return fail('registry', `${dir} is not a directory`, change);
     if (st.uid !== process.getuid?.()) return fail('registry', `${dir} belongs to uid ${st.uid}, not to you`, change);
-    if ((st.mode & 0o077) !== 0) return fail('registry', `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 700 ${q}`);
+    if ((st.mode & 0o077) !== 0)
+      return fail(
+        'registry',
+        `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)})`,
+        `chmod 700 ${q}`,
+      );
     return fail('registry', (e as Error).message, change);
   }
 }
@@ -89,10 +108,15 @@ function checkAudit(env: NodeJS.ProcessEnv): Check {
   let existing = dir;
   while (!existsSync(existing) && dirname(existing) !== existing) existing = dirname(existing);
   try {
-    if (!statSync(existing).isDirectory()) return fail('audit', `${existing} is not a directory`, `remove ${shellQuote(existing)} or set XDG_STATE_HOME`);
+    if (!statSync(existing).isDirectory())
+      return fail('audit', `${existing} is not a directory`, `remove ${shellQuote(existing)} or set XDG_STATE_HOME`);
     accessSync(existing, constants.W_OK | constants.X_OK);
   } catch {
-    return fail('audit', `${existing} is not writable, so the audit trail cannot be written`, `make ${shellQuote(existing)} writable or set XDG_STATE_HOME`);
+    return fail(
+      'audit',
+      `${existing} is not writable, so the audit trail cannot be written`,
+      `make ${shellQuote(existing)} writable or set XDG_STATE_HOME`,
+    );
   }
   if (existing !== dir) return pass('audit', `${dir} does not exist yet; it will be created on the first run`);
   let st;
@@ -103,13 +127,15 @@ function checkAudit(env: NodeJS.ProcessEnv): Check {
   }
   const q = shellQuote(file);
   if (!st.isFile()) return fail('audit', `${file} is not a regular file (a symlink or something else)`, `remove ${q}`);
-  if (st.uid !== process.getuid?.()) return fail('audit', `${file} belongs to uid ${st.uid}, not to you`, `remove ${q}`);
-  if ((st.mode & 0o077) !== 0) return fail('audit', `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${q}`);
+  if (st.uid !== process.getuid?.())
+    return fail('audit', `${file} belongs to uid ${st.uid}, not to you`, `remove ${q}`);
+  if ((st.mode & 0o077) !== 0)
+    return fail('audit', `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${q}`);
   return pass('audit', `${file} is a private file (0600, yours)`);
 }
 
 async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promise<Check> {
-  const dir = resolveRunDir(env);
+  const dir = resolveRegistryDir(env);
   if (!registry.ok) return pass('enrollments', 'not checked: the registry directory is unsafe');
   if (!existsSync(dir)) return pass('enrollments', 'no panes enrolled');
   try {
@@ -117,8 +143,16 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
     const live = await listEnrolled(dir);
     const names = live.map((p) => p.pane_id).join(', ');
     const stale = records - live.length;
-    const staleText = stale > 0 ? `; ${stale} record${stale === 1 ? '' : 's'} of helpers that do not answer ('tmux-run panes' removes those that are gone)` : '';
-    return pass('enrollments', live.length === 0 ? `no panes enrolled${staleText}` : `${live.length} pane${live.length === 1 ? '' : 's'} enrolled and answering (${names})${staleText}`);
+    const staleText =
+      stale > 0
+        ? `; ${stale} record${stale === 1 ? '' : 's'} of helpers that do not answer ('tmux-run panes' removes those that are gone)`
+        : '';
+    return pass(
+      'enrollments',
+      live.length === 0
+        ? `no panes enrolled${staleText}`
+        : `${live.length} pane${live.length === 1 ? '' : 's'} enrolled and answering (${names})${staleText}`,
+    );
   } catch (e) {
     return fail('enrollments', `cannot list enrollments: ${(e as Error).message}`, 'see the registry check above');
   }
@@ -167,7 +201,10 @@ Options:
     ]);
     io.out(formatRows(io, rows).lines.join('\n') + '\n');
     const failed = checks.filter((c) => !c.ok).map((c) => c.check);
-    if (failed.length > 0) io.err(`tmux-run: doctor: ${failed.length} check${failed.length === 1 ? '' : 's'} failed (${failed.join(', ')})\n`);
+    if (failed.length > 0)
+      io.err(
+        `tmux-run: doctor: ${failed.length} check${failed.length === 1 ? '' : 's'} failed (${failed.join(', ')})\n`,
+      );
     return ok ? 0 : 1;
   },
 };

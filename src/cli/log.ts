@@ -1,10 +1,10 @@
 // `tmux-run log`: the audit trail of runs, filtered, as a table or JSON lines; --follow tails it.
 import { constants as os } from 'node:os';
-import { auditPath } from '../../helper/audit.js';
-import { AuditReader, type AuditObject, type Batch } from './auditreader.js';
+import { auditPath } from '../audit/audit-log.js';
+import { AuditReader, type AuditObject, type Batch } from '../audit/audit-reader.js';
 import { UsageError } from './errors.js';
 import { escapeControls, safeJson } from './escape.js';
-import { formatRows, type Cell, type Io } from './output.js';
+import { formatRows, type Cell } from './output.js';
 import type { Command } from './command.js';
 
 export interface LogFilter {
@@ -25,7 +25,9 @@ export function parseSince(text: string, now: number = Date.now()): number {
     const t = Date.parse(text);
     if (!Number.isNaN(t)) return t;
   }
-  throw new UsageError(`log: --since takes a duration like 10m, 2h, 3d or an ISO time like 2024-05-01T12:00:00Z, not '${escapeControls(text)}'`);
+  throw new UsageError(
+    `log: --since takes a duration like 10m, 2h, 3d or an ISO time like 2024-05-01T12:00:00Z, not '${escapeControls(text)}'`,
+  );
 }
 
 /** True when the entry passes every filter given. */
@@ -59,7 +61,13 @@ export function logRow(e: AuditObject): Cell[] {
   const exit = num(e.exit_status);
   const sig = e.signal;
   const status =
-    exit !== undefined ? String(exit) : typeof sig === 'number' ? (SIGNALS.get(sig) ?? `signal ${sig}`) : typeof sig === 'string' && sig ? sig : '-';
+    exit !== undefined
+      ? String(exit)
+      : typeof sig === 'number'
+        ? (SIGNALS.get(sig) ?? `signal ${sig}`)
+        : typeof sig === 'string' && sig
+          ? sig
+          : '-';
   const out = num(e.stdout_bytes);
   const err = num(e.stderr_bytes);
   const dur = num(e.duration_ms);
@@ -70,7 +78,10 @@ export function logRow(e: AuditObject): Cell[] {
     text(e.pane_id),
     typeof e.run_id === 'string' ? e.run_id.slice(0, 8) : '-',
     text(e.event),
-    { text: outcome, color: outcome === 'exited' || outcome === 'started' ? 'green' : outcome === '-' ? undefined : 'yellow' },
+    {
+      text: outcome,
+      color: outcome === 'exited' || outcome === 'started' ? 'green' : outcome === '-' ? undefined : 'yellow',
+    },
     status,
     out === undefined && err === undefined ? '-' : `${out ?? '-'}/${err ?? '-'}`,
     dur === undefined ? '-' : formatDuration(dur),
@@ -83,12 +94,14 @@ function filterFrom(options: Map<string, string | true>): LogFilter {
   const f: LogFilter = {};
   const pane = options.get('pane');
   if (typeof pane === 'string') {
-    if (!/^%[0-9]+$/.test(pane)) throw new UsageError(`log: --pane takes a pane id like %3, not '${escapeControls(pane)}'`);
+    if (!/^%[0-9]+$/.test(pane))
+      throw new UsageError(`log: --pane takes a pane id like %3, not '${escapeControls(pane)}'`);
     f.pane = pane;
   }
   const run = options.get('run');
   if (typeof run === 'string') {
-    if (!/^[a-fA-F0-9]+$/.test(run)) throw new UsageError(`log: --run takes a run id or its first hex digits, not '${escapeControls(run)}'`);
+    if (!/^[a-fA-F0-9]+$/.test(run))
+      throw new UsageError(`log: --run takes a run id or its first hex digits, not '${escapeControls(run)}'`);
     f.run = run.toLowerCase();
   }
   const since = options.get('since');
@@ -134,11 +147,17 @@ Options:
         header = true;
         io.out(f.lines.join('\n') + '\n');
       }
-      if (batch.bad > 0) io.err(`tmux-run: skipped ${batch.bad} unparsable line${batch.bad === 1 ? '' : 's'} in ${escapeControls(path)}\n`);
+      if (batch.bad > 0)
+        io.err(
+          `tmux-run: skipped ${batch.bad} unparsable line${batch.bad === 1 ? '' : 's'} in ${escapeControls(path)}\n`,
+        );
     };
 
     const first = reader.read(!follow);
-    if (!first.exists && !json) io.err(`tmux-run: no audit trail yet (${escapeControls(path)} does not exist)${follow ? '; waiting for it' : ''}\n`);
+    if (!first.exists && !json)
+      io.err(
+        `tmux-run: no audit trail yet (${escapeControls(path)} does not exist)${follow ? '; waiting for it' : ''}\n`,
+      );
     show(first);
     if (!json && first.exists && !header && !follow) io.err('tmux-run: no entries match\n');
     if (!follow) return 0;

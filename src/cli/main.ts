@@ -4,7 +4,7 @@ import { parseArgs, wantsHelp } from './args.js';
 import { CliError, UsageError } from './errors.js';
 import { escapeControls } from './escape.js';
 import { processIo, type Io } from './output.js';
-import { packageVersion } from './root.js';
+import { packageVersion } from '../os/package-root.js';
 import { panes } from './panes.js';
 import { revoke } from './revoke.js';
 import { snippet } from './snippet.js';

@@ -37,7 +37,9 @@ export type Cell = string | { text: string; color?: Color };
  * (at least these) keeps columns steady when more rows follow later (log --follow).
  */
 export function formatRows(io: Io, rows: Cell[][], widths?: number[]): { lines: string[]; widths: number[] } {
-  const norm = rows.map((r) => r.map((c) => (typeof c === 'string' ? { text: escapeControls(c) } : { ...c, text: escapeControls(c.text) })));
+  const norm = rows.map((r) =>
+    r.map((c) => (typeof c === 'string' ? { text: escapeControls(c) } : { ...c, text: escapeControls(c.text) })),
+  );
   const w = [...(widths ?? [])];
   for (const r of norm) r.forEach((c, i) => (w[i] = Math.max(w[i] ?? 0, [...c.text].length)));
   const lines = norm.map((r) =>

@@ -1,16 +1,16 @@
 // `tmux-run panes`: the live enrollments, as a table or as JSON.
-import { listEnrolled, type PaneListing } from '../registry.js';
+import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { safeJson } from './escape.js';
 import { formatRows, type Cell, type Color } from './output.js';
-import { existingRunDir } from './registrydir.js';
-import { shellQuote, snippetPath } from './root.js';
+import { existingRegistryDir } from './registry-dir.js';
+import { shellQuote, snippetPath } from '../os/package-root.js';
 import type { Command } from './command.js';
 
 const STATE_COLOR: Record<PaneListing['state'], Color> = { idle: 'green', busy: 'yellow', running: 'cyan' };
 
 /** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */
 export async function livePanes(env: NodeJS.ProcessEnv): Promise<PaneListing[]> {
-  const dir = existingRunDir(env);
+  const dir = existingRegistryDir(env);
   return dir === undefined ? [] : listEnrolled(dir, { cleanup: true });
 }
 

@@ -1,13 +1,13 @@
 // `tmux-run revoke PANE`: ends one enrollment through its helper, signed with its secret.
 import { existsSync } from 'node:fs';
-import { recordPath, type EnrollmentRecord } from '../../helper/record.js';
-import { signRevoke } from '../../helper/token.js';
-import type { Reply } from '../../helper/wire.js';
-import { connectHelper, exchange } from '../helperclient.js';
-import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../registry.js';
+import { recordPath, type EnrollmentRecord } from '../enrollment/record.js';
+import { signRevoke } from '../protocol/token.js';
+import type { Reply } from '../protocol/messages.js';
+import { connectHelper, exchange } from '../broker/helper-client.js';
+import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../broker/registry.js';
 import { CliError, UsageError } from './errors.js';
 import { escapeControls } from './escape.js';
-import { existingRunDir } from './registrydir.js';
+import { existingRegistryDir } from './registry-dir.js';
 import type { Command } from './command.js';
 
 /** How long the helper gets to answer, and then to remove its record. */
@@ -29,10 +29,19 @@ export interface Candidate {
  * on the server in `tmuxEnv` ($TMUX) wins. Undefined when none matches; throws when PANE is
  * malformed or several remain.
  */
-export function choose<T extends Candidate>(list: T[], pane: string, generation: string | undefined, tmuxEnv: string | undefined): T | undefined {
+export function choose<T extends Candidate>(
+  list: T[],
+  pane: string,
+  generation: string | undefined,
+  tmuxEnv: string | undefined,
+): T | undefined {
   const byGen = (g: string) => (p: T) => p.generation.startsWith(g.toLowerCase());
   const shown = escapeControls(pane);
-  let found = /^%[0-9]+$/.test(pane) ? list.filter((p) => p.pane_id === pane) : /^[a-fA-F0-9]{4,32}$/.test(pane) ? list.filter(byGen(pane)) : undefined;
+  let found = /^%[0-9]+$/.test(pane)
+    ? list.filter((p) => p.pane_id === pane)
+    : /^[a-fA-F0-9]{4,32}$/.test(pane)
+      ? list.filter(byGen(pane))
+      : undefined;
   if (found === undefined) throw new UsageError(`revoke: '${shown}' is neither a pane id like %3 nor a generation`);
   if (generation !== undefined) found = found.filter(byGen(generation));
   if (found.length > 1) {
@@ -70,7 +79,8 @@ async function sendRevoke(dir: string, rec: EnrollmentRecord): Promise<boolean> 
     };
     x.onreply = (r: Reply) => {
       if (r.type === 'revoked') done(() => resolve(true));
-      else if (r.type === 'error') done(() => reject(new CliError(`the helper refused the revocation: ${escapeControls(r.message)}`)));
+      else if (r.type === 'error')
+        done(() => reject(new CliError(`the helper refused the revocation: ${escapeControls(r.message)}`)));
     };
     x.onclose = () => done(() => resolve(false));
     x.send({
@@ -103,9 +113,11 @@ Options:
     if (generation !== undefined && (generation === true || !/^[a-fA-F0-9]{4,32}$/.test(generation))) {
       throw new UsageError(`revoke: --generation takes a generation (hex) from 'tmux-run panes'`);
     }
-    const dir = existingRunDir(io.env);
+    const dir = existingRegistryDir(io.env);
     const notFound = (): CliError =>
-      new CliError(`no enrolled pane ${escapeControls(pane)}${generation === undefined ? '' : ` with generation ${generation}`}`);
+      new CliError(
+        `no enrolled pane ${escapeControls(pane)}${generation === undefined ? '' : ` with generation ${generation}`}`,
+      );
     if (dir === undefined) throw notFound();
     const live = await listEnrolled(dir, { cleanup: true });
     const records = scanRecords(dir);
@@ -114,14 +126,21 @@ Options:
     // its pane changed): revoking it removes what it left.
     const rec =
       target === undefined
-        ? choose(records.filter((r) => !live.some((p) => p.enrollment_generation === r.enrollment_generation)), pane, generation, io.env.TMUX)
+        ? choose(
+            records.filter((r) => !live.some((p) => p.enrollment_generation === r.enrollment_generation)),
+            pane,
+            generation,
+            io.env.TMUX,
+          )
         : records.find((r) => r.enrollment_generation === target.enrollment_generation);
     if (rec === undefined) throw notFound();
 
     const confirmed = await sendRevoke(dir, rec);
     if (!confirmed) {
       removeEnrollmentFiles(dir, rec);
-      io.err(`tmux-run: the helper (pid ${rec.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`);
+      io.err(
+        `tmux-run: the helper (pid ${rec.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`,
+      );
     } else {
       const path = recordPath(dir, rec.enrollment_generation);
       const deadline = Date.now() + GONE_MS;
@@ -132,7 +151,9 @@ Options:
       }
     }
     if (args.options.has('json')) {
-      io.out(`${JSON.stringify({ revoked: true, pane_id: rec.pane_id, generation: rec.generation, confirmed_by_helper: confirmed })}\n`);
+      io.out(
+        `${JSON.stringify({ revoked: true, pane_id: rec.pane_id, generation: rec.generation, confirmed_by_helper: confirmed })}\n`,
+      );
     } else {
       io.out(`revoked pane ${rec.pane_id} (generation ${rec.generation})\n`);
     }

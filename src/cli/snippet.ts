@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { CliError } from './errors.js';
 import { escapeControls } from './escape.js';
-import { shellQuote, snippetPath } from './root.js';
+import { shellQuote, snippetPath } from '../os/package-root.js';
 import type { Command } from './command.js';
 
 export const snippet: Command = {
@@ -23,7 +23,9 @@ Options:
     if (!existsSync(path)) throw new CliError(`the snippet ${escapeControls(path)} is missing; reinstall tmux-run`);
     if (args.options.has('json')) {
       const quoted = shellQuote(path);
-      io.out(`${JSON.stringify({ path, source_line: `source ${quoted}`, zshrc_line: `[[ -n $TMUX ]] && source ${quoted}` })}\n`);
+      io.out(
+        `${JSON.stringify({ path, source_line: `source ${quoted}`, zshrc_line: `[[ -n $TMUX ]] && source ${quoted}` })}\n`,
+      );
       return 0;
     }
     const q = escapeControls(shellQuote(path));

@@ -1,9 +1,7 @@
 // tmux-run-mcp: the MCP server on stdio. stdout belongs to the protocol; logs go to stderr.
 // Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at once.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { OPT_IN_TOOLS } from './names.js';
+import { packageVersion } from '../os/package-root.js';
 
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
@@ -25,7 +23,7 @@ function parseArgs(argv: string[]): Set<string> {
       process.stdout.write(USAGE);
       process.exit(0);
     } else if (a === '--version') {
-      process.stdout.write(`${version()}\n`);
+      process.stdout.write(`${packageVersion()}\n`);
       process.exit(0);
     } else if (a === '--enable-tool') {
       value = argv[++i];
@@ -36,7 +34,8 @@ function parseArgs(argv: string[]): Set<string> {
       fatal(`unknown argument ${JSON.stringify(a)}`);
     }
     if (value !== undefined) {
-      if (!OPT_IN_TOOLS.has(value)) fatal(`--enable-tool: unknown tool ${JSON.stringify(value)} (known: ${[...OPT_IN_TOOLS].join(', ')})`);
+      if (!OPT_IN_TOOLS.has(value))
+        fatal(`--enable-tool: unknown tool ${JSON.stringify(value)} (known: ${[...OPT_IN_TOOLS].join(', ')})`);
       enabled.add(value);
     }
   }
@@ -48,25 +47,17 @@ function fatal(reason: string): never {
   process.exit(2);
 }
 
-function version(): string {
-  try {
-    // dist/src/mcp/main.js (or src/mcp/main.ts) is three folders below the package root.
-    const root = join(fileURLToPath(import.meta.url), '..', '..', '..', ...(import.meta.url.includes('/dist/') ? ['..'] : []));
-    return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
-
 const enabled = parseArgs(process.argv.slice(2));
-const [{ StdioServerTransport }, { resolveRunDir }, { AuditLog, auditPath }, { createServer }] = await Promise.all([
-  import('@modelcontextprotocol/sdk/server/stdio.js'),
-  import('../../helper/rundir.js'),
-  import('../../helper/audit.js'),
-  import('./server.js'),
-]);
-const dir = resolveRunDir();
-const server = createServer({ enabled, dir, audit: new AuditLog(auditPath()), log, version: version() });
+const [{ StdioServerTransport }, { resolveRegistryDir }, { AuditLog, auditPath }, { createServer }] = await Promise.all(
+  [
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../enrollment/registry-dir.js'),
+    import('../audit/audit-log.js'),
+    import('./server.js'),
+  ],
+);
+const dir = resolveRegistryDir();
+const server = createServer({ enabled, dir, audit: new AuditLog(auditPath()), log, version: packageVersion() });
 const transport = new StdioServerTransport();
 transport.onclose = () => process.exit(0);
 process.stdin.on('end', () => process.exit(0));

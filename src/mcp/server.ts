@@ -1,11 +1,17 @@
 // The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditLog } from '../../helper/audit.js';
-import { listEnrolled, type PaneListing } from '../registry.js';
-import { runTool as runToolCall } from '../runtool.js';
-import { failure, renderText, visible, type ToolResult } from '../result.js';
-import { validatePanesInput, validatePanesOutput, validateRunOutput } from '../validate.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import { listEnrolled, type PaneListing } from '../broker/registry.js';
+import { runTool as runToolCall } from '../broker/run-tool.js';
+import { failure, renderText, visible, type ToolResult } from '../broker/result.js';
+import { validatePanesInput, validatePanesOutput, validateRunOutput } from '../broker/contract.js';
 import { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL, panesTool, runTool } from './tools.js';
 
 export interface ServerOptions {
@@ -21,7 +27,7 @@ export function createServer(o: ServerOptions): McpServer {
   const mcp = new McpServer({ name: 'tmux-run', version: o.version }, { capabilities: { tools: {} } });
   const server = mcp.server;
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [panesTool, ...(o.enabled.has(RUN_TOOL) ? [runTool] : [])],
   }));
 
@@ -30,7 +36,13 @@ export function createServer(o: ServerOptions): McpServer {
     if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
     if (name === RUN_TOOL) {
       if (!o.enabled.has(RUN_TOOL)) {
-        return toolResult(failure('tool_not_enabled', 'the tool tmux_run is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it; nothing was run', 'not_sent'));
+        return toolResult(
+          failure(
+            'tool_not_enabled',
+            'the tool tmux_run is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it; nothing was run',
+            'not_sent',
+          ),
+        );
       }
       const token = request.params._meta?.progressToken;
       let count = 0;
@@ -49,7 +61,10 @@ export function createServer(o: ServerOptions): McpServer {
                     params: {
                       progressToken: token,
                       progress: ++count,
-                      message: p.phase === 'queued' ? `queued for ${Math.round(p.elapsed_ms / 1000)} s` : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
+                      message:
+                        p.phase === 'queued'
+                          ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
+                          : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
                     },
                   })
                   .catch(() => {});
@@ -68,26 +83,49 @@ function toolResult(r: ToolResult, log?: (m: string) => void): CallToolResult {
   const v = validateRunOutput(r);
   if (!v.ok) {
     log?.(`internal error: a result did not match the output schema (${v.message})`);
-    r = failure('internal_error', 'tmux-run produced a result that does not match its schema; what happened is unknown', r.ok ? 'observed' : r.error.delivery, { state: 'unknown', authorization: null, completion: { state: 'unobserved' } });
+    r = failure(
+      'internal_error',
+      'tmux-run produced a result that does not match its schema; what happened is unknown',
+      r.ok ? 'observed' : r.error.delivery,
+      { state: 'unknown', authorization: null, completion: { state: 'unobserved' } },
+    );
   }
-  return { content: [{ type: 'text', text: renderText(r) }], structuredContent: r as unknown as Record<string, unknown>, isError: !r.ok };
+  return {
+    content: [{ type: 'text', text: renderText(r) }],
+    structuredContent: r,
+    isError: !r.ok,
+  };
 }
 
 async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
   const v = validatePanesInput(args);
-  if (!v.ok) return { content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }], isError: true };
+  if (!v.ok)
+    return {
+      content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }],
+      isError: true,
+    };
   let panes: PaneListing[];
   try {
     panes = await listEnrolled(o.dir, { cleanup: true });
   } catch (e) {
     if (/does not exist/.test((e as Error).message)) panes = [];
-    else return { content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }], isError: true };
+    else
+      return {
+        content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }],
+        isError: true,
+      };
   }
   const structured = { panes };
   const out = validatePanesOutput(structured);
   if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
-  const text = panes.length === 0
-    ? 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.'
-    : panes.map((p) => `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} cwd ${JSON.stringify(p.cwd)}`).join('\n');
+  const text =
+    panes.length === 0
+      ? 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.'
+      : panes
+          .map(
+            (p) =>
+              `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} cwd ${JSON.stringify(p.cwd)}`,
+          )
+          .join('\n');
   return { content: [{ type: 'text', text: visible(text) }], structuredContent: structured };
 }

@@ -1,5 +1,5 @@
 // The tools' published descriptions: what an agent reads to decide what to call and what to do next.
-import { panesInputSchema, panesOutputSchema, runInputSchema, runOutputSchema } from '../validate.js';
+import { panesInputSchema, panesOutputSchema, runInputSchema, runOutputSchema } from '../broker/contract.js';
 
 import { PANES_TOOL, RUN_TOOL } from './names.js';
 
@@ -10,7 +10,7 @@ export const panesTool = {
   title: 'List enrolled tmux panes',
   description: [
     'Lists the tmux panes whose person has enrolled their zsh for tmux_run (by sourcing shell/tmux-run.zsh in it).',
-    'Only live, verified enrollments are listed. Use a pane\'s `pane_id` and `generation` as tmux_run\'s',
+    "Only live, verified enrollments are listed. Use a pane's `pane_id` and `generation` as tmux_run's",
     '`target: {kind: "pane", id, generation}`. `state` is `idle` (ready), `busy` (the person is running a',
     'command in it; tmux_run would be refused) or `running` (a tmux_run is executing; new runs queue).',
     'An empty list means no pane is enrolled: ask the person to run `source <tmux-run>/shell/tmux-run.zsh` in a zsh pane.',
@@ -26,9 +26,9 @@ export const runTool = {
   description: [
     'Runs a POSIX sh script in the zsh of a tmux pane that its person enrolled, without typing into the terminal:',
     'nothing appears on their command line or in their history. The script runs as `/bin/sh -c SCRIPT` in the',
-    'shell\'s current directory and exported environment, with stdin closed (/dev/null), in its own session;',
+    "shell's current directory and exported environment, with stdin closed (/dev/null), in its own session;",
     'you get its stdout and stderr separately and its real exit status or signal. It starts only when the',
-    'person\'s prompt is idle and empty; one run at a time per pane, in arrival order.',
+    "person's prompt is idle and empty; one run at a time per pane, in arrival order.",
     'Target: call tmux_enrolled_panes first and pass `{kind: "pane", id: pane_id, generation}` from it.',
     'Limits: script at most 65536 bytes of UTF-8, no NUL; stdout_limit and stderr_limit default to 65536 bytes',
     '(at most 262144); output over a limit stops the run (error output_limit_exceeded), output is never',

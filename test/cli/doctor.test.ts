@@ -24,7 +24,13 @@ describe('tmux-run doctor', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.map((l) => l.split(/\s+/).slice(0, 2).join(' '))).toEqual([
-      'ok node', 'ok tmux', 'ok zsh', 'ok registry', 'ok helper', 'ok audit', 'ok enrollments',
+      'ok node',
+      'ok tmux',
+      'ok zsh',
+      'ok registry',
+      'ok helper',
+      'ok audit',
+      'ok enrollments',
     ]);
     const json = await cli(['doctor', '--json'], box.env);
     expect(json.code).toBe(0);
@@ -40,7 +46,7 @@ describe('tmux-run doctor', () => {
   });
 
   it('fails when TMUX_RUN_DIR is open to others, naming the check and the fix', async () => {
-    chmodSync(box.runDir, 0o777);
+    chmodSync(box.registryDir, 0o777);
     const r = await cli(['doctor'], box.env);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL\s+registry\s+.*open to other users \(mode 777\); fix: chmod 700 /m);
@@ -49,7 +55,14 @@ describe('tmux-run doctor', () => {
     const json = await cli(['doctor', '--json'], box.env);
     expect(json.code).toBe(1);
     const failed = (JSON.parse(json.stdout) as Check[]).filter((c) => !c.ok);
-    expect(failed).toEqual([{ check: 'registry', ok: false, detail: expect.stringContaining('mode 777'), fix: `chmod 700 ${box.runDir}` }]);
+    expect(failed).toEqual([
+      {
+        check: 'registry',
+        ok: false,
+        detail: expect.stringContaining('mode 777'),
+        fix: `chmod 700 ${box.registryDir}`,
+      },
+    ]);
   });
 
   it('fails when the audit trail is readable by others', async () => {

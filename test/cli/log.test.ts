@@ -15,10 +15,49 @@ const DIGEST = '0123456789abcdef'.repeat(4);
 
 const entries = [
   { time: ago(3 * 3_600_000), event: 'start', run_id: RUN_A, pane_id: '%1', script_digest: DIGEST, outcome: 'started' },
-  { time: ago(3 * 3_600_000 - 1500), event: 'end', run_id: RUN_A, pane_id: '%1', script_digest: DIGEST, outcome: 'exited', exit_status: 3, signal: null, stdout_bytes: 10, stderr_bytes: 2, duration_ms: 1500 },
-  { time: ago(5 * 60_000), event: 'refused', run_id: RUN_B, pane_id: '%2', script_digest: DIGEST, outcome: 'editor_not_empty' },
-  { time: ago(60_000), event: 'start', run_id: RUN_C, pane_id: '%1', script_digest: DIGEST, outcome: 'started', cwd: '/tmp/\x1b[31mred' },
-  { time: ago(59_000), event: 'end', run_id: RUN_C, pane_id: '%1', script_digest: DIGEST, outcome: 'signaled', exit_status: null, signal: 15, stdout_bytes: 0, stderr_bytes: 0, duration_ms: 1000 },
+  {
+    time: ago(3 * 3_600_000 - 1500),
+    event: 'end',
+    run_id: RUN_A,
+    pane_id: '%1',
+    script_digest: DIGEST,
+    outcome: 'exited',
+    exit_status: 3,
+    signal: null,
+    stdout_bytes: 10,
+    stderr_bytes: 2,
+    duration_ms: 1500,
+  },
+  {
+    time: ago(5 * 60_000),
+    event: 'refused',
+    run_id: RUN_B,
+    pane_id: '%2',
+    script_digest: DIGEST,
+    outcome: 'editor_not_empty',
+  },
+  {
+    time: ago(60_000),
+    event: 'start',
+    run_id: RUN_C,
+    pane_id: '%1',
+    script_digest: DIGEST,
+    outcome: 'started',
+    cwd: '/tmp/\x1b[31mred',
+  },
+  {
+    time: ago(59_000),
+    event: 'end',
+    run_id: RUN_C,
+    pane_id: '%1',
+    script_digest: DIGEST,
+    outcome: 'signaled',
+    exit_status: null,
+    signal: 15,
+    stdout_bytes: 0,
+    stderr_bytes: 0,
+    duration_ms: 1000,
+  },
 ];
 
 beforeAll(() => {
@@ -30,7 +69,10 @@ beforeAll(() => {
 afterAll(() => box.remove());
 
 const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
-  stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('tmux-run log', () => {
   it('prints a table of every entry and counts the unparsable lines', async () => {
@@ -64,7 +106,10 @@ describe('tmux-run log', () => {
     expect(await runIds('--run', 'AAAA9')).toEqual(['aaaa9999:start', 'aaaa9999:end']);
     expect(await runIds('--since', '10m')).toEqual(['bbbb2222:refused', 'aaaa9999:start', 'aaaa9999:end']);
     expect(await runIds('--since', ago(2 * 60_000))).toEqual(['aaaa9999:start', 'aaaa9999:end']);
-    expect(await runIds('--pane', '%1', '--since', '1h', '--run', 'aaaa9999')).toEqual(['aaaa9999:start', 'aaaa9999:end']);
+    expect(await runIds('--pane', '%1', '--since', '1h', '--run', 'aaaa9999')).toEqual([
+      'aaaa9999:start',
+      'aaaa9999:end',
+    ]);
     expect(await runIds('--pane', '%9')).toEqual([]);
   });
 
@@ -73,7 +118,9 @@ describe('tmux-run log', () => {
     const table = await cli(['log'], env);
     expect(table.code).toBe(0);
     expect(table.stdout).toBe('');
-    expect(table.stderr).toMatch(/^tmux-run: no audit trail yet \(.*nowhere\/tmux-run\/audit\.jsonl does not exist\)\n$/);
+    expect(table.stderr).toMatch(
+      /^tmux-run: no audit trail yet \(.*nowhere\/tmux-run\/audit\.jsonl does not exist\)\n$/,
+    );
     const json = await cli(['log', '--json'], env);
     expect(json).toMatchObject({ code: 0, stdout: '', stderr: '' });
   });

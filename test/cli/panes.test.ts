@@ -2,7 +2,14 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, processAlive, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+import {
+  assertNoLeftovers,
+  processAlive,
+  startServer,
+  waitUntil,
+  type Pane,
+  type TmuxServer,
+} from '../support/tmux.js';
 import { cli, ROOT } from './support.js';
 
 const SNIPPET = join(ROOT, 'shell', 'tmux-run.zsh');
@@ -18,8 +25,21 @@ interface Listing {
 }
 
 const FIELDS = [
-  'pane_id', 'generation', 'session', 'window', 'window_name', 'cwd', 'shell_pid', 'helper_pid', 'state', 'queued',
-  'enrolled_at', 'tmux_socket', 'server_generation', 'process_generation', 'enrollment_generation',
+  'pane_id',
+  'generation',
+  'session',
+  'window',
+  'window_name',
+  'cwd',
+  'shell_pid',
+  'helper_pid',
+  'state',
+  'queued',
+  'enrolled_at',
+  'tmux_socket',
+  'server_generation',
+  'process_generation',
+  'enrollment_generation',
 ].sort();
 
 let servers: TmuxServer[] = [];
@@ -57,7 +77,7 @@ describe('tmux-run panes and revoke', () => {
     expect(table.stdout).toMatch(/No panes are enrolled/);
     expect(await listed(s.env)).toEqual([]);
     // A registry directory that does not exist yet is "nothing enrolled" as well.
-    const missing = { ...s.env, TMUX_RUN_DIR: join(s.runDir, 'not-yet') };
+    const missing = { ...s.env, TMUX_RUN_DIR: join(s.registryDir, 'not-yet') };
     expect(await listed(missing)).toEqual([]);
     expect((await cli(['panes'], missing)).code).toBe(0);
   });
@@ -90,22 +110,32 @@ describe('tmux-run panes and revoke', () => {
     expect(table.code).toBe(0);
     const [head, row, ...more] = table.stdout.trimEnd().split('\n');
     expect(head).toMatch(/^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+STATE\s+SHELL PID\s+CWD\s+ENROLLED$/);
-    expect(row).toMatch(new RegExp(`^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+idle\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`));
+    expect(row).toMatch(
+      new RegExp(
+        `^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+idle\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`,
+      ),
+    );
     expect(more).toEqual([]);
     expect(table.stdout).not.toMatch(/\x1b/);
 
     // doctor sees it answering
     const doctor = await cli(['doctor'], s.env);
     expect(doctor.code, doctor.stdout).toBe(0);
-    expect(doctor.stdout).toMatch(new RegExp(`^ok\\s+enrollments\\s+1 pane enrolled and answering \\(${pane.id}\\)`, 'm'));
+    expect(doctor.stdout).toMatch(
+      new RegExp(`^ok\\s+enrollments\\s+1 pane enrolled and answering \\(${pane.id}\\)`, 'm'),
+    );
 
     const r = await cli(['revoke', pane.id], s.env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`revoked pane ${pane.id} (generation ${p.generation})\n`);
-    expect(existsSync(join(s.runDir, `${p.enrollment_generation}.json`))).toBe(false);
+    expect(existsSync(join(s.registryDir, `${p.enrollment_generation}.json`))).toBe(false);
     await waitUntil(() => !processAlive(p.helper_pid), 5000, 'the helper to exit');
-    await waitUntil(() => readdirSync(s.runDir).filter((n) => !n.endsWith('.log')).length === 0, 5000, 'the registry to empty');
+    await waitUntil(
+      () => readdirSync(s.registryDir).filter((n) => !n.endsWith('.log')).length === 0,
+      5000,
+      'the registry to empty',
+    );
     expect(await listed(s.env)).toEqual([]);
 
     expect(processAlive(shellPid)).toBe(true);
@@ -117,7 +147,12 @@ describe('tmux-run panes and revoke', () => {
     expect(second.pane_id).toBe(pane.id);
     const asJson = await cli(['revoke', pane.id, '--json'], s.env);
     expect(asJson.code, asJson.stderr).toBe(0);
-    expect(JSON.parse(asJson.stdout)).toEqual({ revoked: true, pane_id: pane.id, generation: second.generation, confirmed_by_helper: true });
+    expect(JSON.parse(asJson.stdout)).toEqual({
+      revoked: true,
+      pane_id: pane.id,
+      generation: second.generation,
+      confirmed_by_helper: true,
+    });
 
     const again = await cli(['revoke', p.generation.slice(0, 8)], s.env);
     expect(again.code).toBe(1);
@@ -134,10 +169,12 @@ describe('tmux-run panes and revoke', () => {
       expect(await listed(s.env)).toEqual([]);
       const r = await cli(['revoke', pane.id], s.env);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toBe(`tmux-run: the helper (pid ${p.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`);
+      expect(r.stderr).toBe(
+        `tmux-run: the helper (pid ${p.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`,
+      );
       expect(r.stdout).toBe(`revoked pane ${pane.id} (generation ${p.generation})\n`);
-      expect(existsSync(join(s.runDir, `${p.enrollment_generation}.json`))).toBe(false);
-      expect(existsSync(join(s.runDir, `${p.enrollment_generation}.sock`))).toBe(false);
+      expect(existsSync(join(s.registryDir, `${p.enrollment_generation}.json`))).toBe(false);
+      expect(existsSync(join(s.registryDir, `${p.enrollment_generation}.sock`))).toBe(false);
     } finally {
       process.kill(p.helper_pid, 'SIGCONT');
     }
@@ -150,7 +187,7 @@ describe('tmux-run panes and revoke', () => {
 
   it('prefers the pane on the tmux server in $TMUX when two servers have the same pane id', async () => {
     const a = await server();
-    const b = await server({ TMUX_RUN_DIR: a.runDir });
+    const b = await server({ TMUX_RUN_DIR: a.registryDir });
     const [pa, pb] = [await a.newPane(), await b.newPane()];
     expect(pa.id).toBe(pb.id);
     await enroll(pa);

@@ -46,7 +46,7 @@ export function collect(child: ChildProcess, timeoutMs = 20_000): Promise<CliRes
 
 export interface Sandbox {
   dir: string;
-  runDir: string;
+  registryDir: string;
   stateDir: string;
   env: Record<string, string>;
   remove(): void;
@@ -56,15 +56,21 @@ export interface Sandbox {
 export function sandbox(): Sandbox {
   const dir = mkdtempSync(join(tmpdir(), 'tmux-run-cli-'));
   chmodSync(dir, 0o700);
-  const runDir = join(dir, 'run');
+  const registryDir = join(dir, 'run');
   const stateDir = join(dir, 'state');
-  mkdirSync(runDir, { mode: 0o700 });
+  mkdirSync(registryDir, { mode: 0o700 });
   mkdirSync(stateDir, { mode: 0o700 });
   return {
     dir,
-    runDir,
+    registryDir,
     stateDir,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, TMUX_RUN_DIR: runDir, XDG_STATE_HOME: stateDir, LANG: 'C.UTF-8' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      TMUX_RUN_DIR: registryDir,
+      XDG_STATE_HOME: stateDir,
+      LANG: 'C.UTF-8',
+    },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -7,8 +7,8 @@ import { formatDuration, logRow, matches, parseSince } from '../../src/cli/log.j
 import { versionOf } from '../../src/cli/doctor.js';
 import { choose } from '../../src/cli/revoke.js';
 import { formatRows, type Io } from '../../src/cli/output.js';
-import { shellQuote } from '../../src/cli/root.js';
-import type { PaneListing } from '../../src/registry.js';
+import { shellQuote } from '../../src/os/package-root.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 
 describe('escapeControls', () => {
   it('makes C0, DEL and C1 controls visible and keeps everything else', () => {
@@ -37,7 +37,13 @@ describe('parseArgs', () => {
   const spec = { options: { json: false, pane: true }, positionals: ['PANE'], required: 0 };
 
   it('takes flags, values in both spellings, positionals and --', () => {
-    expect(parseArgs('x', spec, ['--json', '--pane', '%3'])).toEqual({ options: new Map<string, string | true>([['json', true], ['pane', '%3']]), positionals: [] });
+    expect(parseArgs('x', spec, ['--json', '--pane', '%3'])).toEqual({
+      options: new Map<string, string | true>([
+        ['json', true],
+        ['pane', '%3'],
+      ]),
+      positionals: [],
+    });
     expect(parseArgs('x', spec, ['--pane=%4', 'a']).options.get('pane')).toBe('%4');
     expect(parseArgs('x', spec, ['--', '--json']).positionals).toEqual(['--json']);
   });
@@ -74,7 +80,8 @@ describe('log pieces', () => {
     expect(parseSince('1.5d', now)).toBe(now - 129_600_000);
     expect(parseSince('2024-04-30T00:00:00Z', now)).toBe(Date.parse('2024-04-30T00:00:00Z'));
     expect(parseSince('2024-04-30', now)).toBe(Date.parse('2024-04-30'));
-    for (const bad of ['10', 'm', '5q', 'yesterday', '2024-13-45', '-5m']) expect(() => parseSince(bad, now)).toThrow(UsageError);
+    for (const bad of ['10', 'm', '5q', 'yesterday', '2024-13-45', '-5m'])
+      expect(() => parseSince(bad, now)).toThrow(UsageError);
   });
 
   it('filters by pane, run prefix and time', () => {
@@ -89,10 +96,29 @@ describe('log pieces', () => {
 
   it('renders a row for an end entry and dashes for what is missing', () => {
     const row = logRow({
-      time: '2024-05-01T11:55:00.123Z', event: 'end', pane_id: '%3', run_id: '0123456789abcdef', outcome: 'exited',
-      script_digest: 'ffeeddccbbaa99887766', exit_status: 0, signal: null, stdout_bytes: 12, stderr_bytes: 0, duration_ms: 1234,
+      time: '2024-05-01T11:55:00.123Z',
+      event: 'end',
+      pane_id: '%3',
+      run_id: '0123456789abcdef',
+      outcome: 'exited',
+      script_digest: 'ffeeddccbbaa99887766',
+      exit_status: 0,
+      signal: null,
+      stdout_bytes: 12,
+      stderr_bytes: 0,
+      duration_ms: 1234,
     }).map((c) => (typeof c === 'string' ? c : c.text));
-    expect(row).toEqual(['2024-05-01T11:55:00Z', '%3', '01234567', 'end', 'exited', '0', '12/0', '1.2s', 'ffeeddccbbaa']);
+    expect(row).toEqual([
+      '2024-05-01T11:55:00Z',
+      '%3',
+      '01234567',
+      'end',
+      'exited',
+      '0',
+      '12/0',
+      '1.2s',
+      'ffeeddccbbaa',
+    ]);
     const sig = logRow({ event: 'end', exit_status: null, signal: 9 }).map((c) => (typeof c === 'string' ? c : c.text));
     expect(sig).toEqual(['-', '-', '-', 'end', '-', 'SIGKILL', '-', '-', '-']);
     expect(formatDuration(350)).toBe('350ms');
@@ -103,7 +129,10 @@ describe('log pieces', () => {
 describe('output', () => {
   const io: Io = { out: () => {}, err: () => {}, color: false, env: {} };
   it('aligns columns on the escaped text and escapes every cell', () => {
-    const { lines } = formatRows(io, [['A', 'B', 'C'], ['x\x1by', 'long value', 'z']]);
+    const { lines } = formatRows(io, [
+      ['A', 'B', 'C'],
+      ['x\x1by', 'long value', 'z'],
+    ]);
     expect(lines).toEqual(['A       B           C', 'x\\x1by  long value  z']);
   });
   it('colours only when asked', () => {
@@ -126,8 +155,20 @@ describe('doctor versions', () => {
 
 describe('revoke: choosing the enrollment', () => {
   const pane = (id: string, generation: string, socket: string): PaneListing => ({
-    pane_id: id, generation, session: 's', window: 0, window_name: 'w', cwd: '/', shell_pid: 1, helper_pid: 2, state: 'idle',
-    queued: 0, enrolled_at: '2024-05-01T00:00:00Z', tmux_socket: socket, server_generation: 'x', process_generation: 'p'.repeat(32),
+    pane_id: id,
+    generation,
+    session: 's',
+    window: 0,
+    window_name: 'w',
+    cwd: '/',
+    shell_pid: 1,
+    helper_pid: 2,
+    state: 'idle',
+    queued: 0,
+    enrolled_at: '2024-05-01T00:00:00Z',
+    tmux_socket: socket,
+    server_generation: 'x',
+    process_generation: 'p'.repeat(32),
     enrollment_generation: generation.split('').reverse().join(''),
   });
   const a = pane('%1', 'a'.repeat(32), '/tmp/A');

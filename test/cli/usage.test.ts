@@ -18,7 +18,7 @@ describe('tmux-run usage', () => {
     }
   });
 
-  it('prints each command\'s help with --help and -h, exit 0', async () => {
+  it("prints each command's help with --help and -h, exit 0", async () => {
     for (const c of COMMANDS) {
       for (const flag of ['--help', '-h']) {
         const r = await cli([c, flag], box.env);

@@ -18,10 +18,10 @@ describe('enrollment', () => {
     const other = await server.newPane(); // a zsh pane that is not enrolled
     const pane = await server.newPane();
     const shellPid = await pane.shellPid();
-    expect(await listed(server.runDir)).toEqual([]);
+    expect(await listed(server.registryDir)).toEqual([]);
 
     const listing = await enroll(pane);
-    const all = await listed(server.runDir);
+    const all = await listed(server.registryDir);
     expect(all).toHaveLength(1);
     expect(all[0]).toEqual(listing);
     expect(listing.pane_id).toBe(pane.id);
@@ -40,35 +40,40 @@ describe('enrollment', () => {
 
     // The registry directory stays 0700; the record and the socket are 0600, as is every
     // other file of the enrollment (FIFOs, log).
-    expect(mode(server.runDir)).toBe(0o700);
-    const record = join(server.runDir, `${listing.enrollment_generation}.json`);
-    const socket = join(server.runDir, `${listing.enrollment_generation}.sock`);
+    expect(mode(server.registryDir)).toBe(0o700);
+    const record = join(server.registryDir, `${listing.enrollment_generation}.json`);
+    const socket = join(server.registryDir, `${listing.enrollment_generation}.sock`);
     expect(lstatSync(record).isFile()).toBe(true);
     expect(mode(record)).toBe(0o600);
     expect(lstatSync(socket).isSocket()).toBe(true);
     expect(mode(socket)).toBe(0o600);
-    for (const name of filesIn(server.runDir)) {
-      expect([name, mode(join(server.runDir, name))]).toEqual([name, 0o600]);
-      expect(lstatSync(join(server.runDir, name)).uid).toBe(process.getuid!());
+    for (const name of filesIn(server.registryDir)) {
+      expect([name, mode(join(server.registryDir, name))]).toEqual([name, 0o600]);
+      expect(lstatSync(join(server.registryDir, name)).uid).toBe(process.getuid!());
     }
     const rec = JSON.parse(readFileSync(record, 'utf8'));
-    expect(rec).toMatchObject({ pane_id: pane.id, shell_pid: shellPid, helper_pid: listing.helper_pid, generation: listing.generation });
+    expect(rec).toMatchObject({
+      pane_id: pane.id,
+      shell_pid: shellPid,
+      helper_pid: listing.helper_pid,
+      generation: listing.generation,
+    });
 
     // The listing follows the shell's working directory.
     await pane.run('cd /tmp');
-    expect((await listed(server.runDir))[0]?.cwd).toBe('/tmp');
+    expect((await listed(server.registryDir))[0]?.cwd).toBe('/tmp');
 
     await pane.kill();
     await other.kill();
-    await waitEmpty(server.runDir);
-    expect(await listed(server.runDir)).toEqual([]);
+    await waitEmpty(server.registryDir);
+    expect(await listed(server.registryDir)).toEqual([]);
   });
 
   it('sourcing again in the same shell is harmless: one enrollment, one helper, same generation', async () => {
     const pane = await server.newPane();
     const shellPid = await pane.shellPid();
     const first = await enroll(pane);
-    const files = filesIn(server.runDir);
+    const files = filesIn(server.registryDir);
 
     const again = await pane.runWithStatus(SOURCE);
     expect(again.status).toBe(0);
@@ -77,16 +82,16 @@ describe('enrollment', () => {
     expect(third.status).toBe(0);
     expect(third.output.split('\n')).toHaveLength(1);
 
-    const all = await listed(server.runDir);
+    const all = await listed(server.registryDir);
     expect(all).toHaveLength(1);
     expect(all[0]?.generation).toBe(first.generation);
     expect(all[0]?.helper_pid).toBe(first.helper_pid);
     expect(helperChildren(shellPid)).toEqual([first.helper_pid]);
-    expect(filesIn(server.runDir)).toEqual(files);
+    expect(filesIn(server.registryDir)).toEqual(files);
     expect(await pane.run('print -r -- ${(j: :)${(M)precmd_functions:#*tmux_run*}}')).toBe('_tmux_run_precmd');
 
     await pane.kill();
-    await waitEmpty(server.runDir);
+    await waitEmpty(server.registryDir);
   });
 
   it('tmux_run_unenroll ends the enrollment completely; the shell goes on and can enroll again', async () => {
@@ -99,15 +104,26 @@ describe('enrollment', () => {
     // By the time it says so, the helper is gone and so are all its files.
     expect(processAlive(first.helper_pid)).toBe(false);
     expect(helperChildren(shellPid)).toEqual([]);
-    expect(filesIn(server.runDir)).toEqual([]);
-    expect(await listed(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
+    expect(await listed(server.registryDir)).toEqual([]);
 
     // The shell works, keeps no hook, descriptor or state of the enrollment.
     expect(await pane.run('echo still here')).toBe('still here');
     expect(await pane.run('print -u2 -- errors still show')).toBe('errors still show');
-    expect(await pane.run('print -r -- ${#${(M)precmd_functions:#*tmux_run*}} ${+_tmux_run_helper_pid} ${+_tmux_run_req_fd}')).toBe('0 0 0');
-    expect(readdirSync(`/proc/${shellPid}/fd`).map((fd) => readlinkSync(`/proc/${shellPid}/fd/${fd}`)).filter((t) => t.includes(server.runDir))).toEqual([]);
-    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({ output: 'tmux-run: this shell is not enrolled', status: 1 });
+    expect(
+      await pane.run(
+        'print -r -- ${#${(M)precmd_functions:#*tmux_run*}} ${+_tmux_run_helper_pid} ${+_tmux_run_req_fd}',
+      ),
+    ).toBe('0 0 0');
+    expect(
+      readdirSync(`/proc/${shellPid}/fd`)
+        .map((fd) => readlinkSync(`/proc/${shellPid}/fd/${fd}`))
+        .filter((t) => t.includes(server.registryDir)),
+    ).toEqual([]);
+    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({
+      output: 'tmux-run: this shell is not enrolled',
+      status: 1,
+    });
 
     // Enrolling again gives a new enrollment of the same shell.
     const second = await enroll(pane);
@@ -116,22 +132,22 @@ describe('enrollment', () => {
     expect(second.process_generation).toBe(first.process_generation);
     expect(second.server_generation).toBe(first.server_generation);
     expect(second.helper_pid).not.toBe(first.helper_pid);
-    expect(await listed(server.runDir)).toHaveLength(1);
+    expect(await listed(server.registryDir)).toHaveLength(1);
 
     expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
     await pane.kill();
   });
 
   it('sourced from .zshrc, the new shell is enrolled by its first prompt, silently', async () => {
     const pane = await server.newPane({ zshrc: `PROMPT='$ '\nsource ${SNIPPET}\n` });
     const shellPid = await pane.shellPid();
-    const all = await listed(server.runDir);
+    const all = await listed(server.registryDir);
     expect(all.map((p) => [p.pane_id, p.shell_pid])).toEqual([[pane.id, shellPid]]);
     expect((await pane.capture()).trim()).toBe('$');
     expect(await pane.run(`source ${SNIPPET}`)).toMatch(/already enrolled/);
     await pane.kill();
-    await waitEmpty(server.runDir);
+    await waitEmpty(server.registryDir);
   });
 
   it('creates a missing registry directory 0700 and uses it', async () => {
@@ -141,7 +157,7 @@ describe('enrollment', () => {
     expect(statSync(dir).isDirectory()).toBe(true);
     expect(mode(dir)).toBe(0o700);
     expect(listing.pane_id).toBe(pane.id);
-    expect(await listed(server.runDir)).toEqual([]);
+    expect(await listed(server.registryDir)).toEqual([]);
     expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
     expect(filesIn(dir)).toEqual([]);
     await pane.kill();
@@ -162,17 +178,19 @@ describe('what enrolling leaves alone', () => {
       });
     expect(fds.map(([n]) => n)).toEqual([0, 1, 2, 3]);
     expect(fds[3]?.[1]).toMatch(/^\/proc\/\d+\/fd$/);
-    expect(out).not.toContain(server.runDir);
+    expect(out).not.toContain(server.registryDir);
     // Not in a pipeline or a subshell either.
     expect(await pane.run('( ls /proc/self/fd | wc -l )')).toBe('4');
-    expect(await pane.run(`ls -l /proc/self/fd | grep -c -- ${server.runDir} || true`)).toBe('0');
+    expect(await pane.run(`ls -l /proc/self/fd | grep -c -- ${server.registryDir} || true`)).toBe('0');
 
     // The helper: stdin /dev/null, output to its log, nothing on the pane's terminal.
-    const targets = readdirSync(`/proc/${listing.helper_pid}/fd`).map((fd) => readlinkSync(`/proc/${listing.helper_pid}/fd/${fd}`));
+    const targets = readdirSync(`/proc/${listing.helper_pid}/fd`).map((fd) =>
+      readlinkSync(`/proc/${listing.helper_pid}/fd/${fd}`),
+    );
     expect(readlinkSync(`/proc/${listing.helper_pid}/fd/0`)).toBe('/dev/null');
     expect(targets.filter((t) => t.startsWith('/dev/pts') || t.startsWith('/dev/tty'))).toEqual([]);
     await pane.kill();
-    await waitEmpty(server.runDir);
+    await waitEmpty(server.registryDir);
   });
 
   it('draws nothing in the pane: only what was typed and its output', async () => {
@@ -182,12 +200,12 @@ describe('what enrolling leaves alone', () => {
     // (The pane's first line is the blank one zsh leaves before its first prompt.)
     const screen = async (): Promise<string> => (await pane.capture()).replace(/^\n+/, '');
     expect(await screen()).toBe(`$ ${SOURCE}\n$ true\n$`);
-    const listing = await waitUntil(async () => (await listed(server.runDir))[0], 5000, 'the listing');
+    const listing = await waitUntil(async () => (await listed(server.registryDir))[0], 5000, 'the listing');
     expect(listing.pane_id).toBe(pane.id);
     await pane.run('echo done');
     expect(await screen()).toBe(`$ ${SOURCE}\n$ true\n$ echo done\ndone\n$`);
     await pane.kill();
-    await waitEmpty(server.runDir);
+    await waitEmpty(server.registryDir);
   });
 
   it("changes none of the person's options, aliases, commands or history, and defines only its own names", async () => {
@@ -220,7 +238,11 @@ describe('what enrolling leaves alone', () => {
     typed.push(SOURCE);
     const r = await pane.runWithStatus(SOURCE);
     expect(r).toEqual({ output: '', status: 0 });
-    const listing = await waitUntil(async () => (await listed(server.runDir)).find((p) => p.pane_id === pane.id), 5000, 'the listing');
+    const listing = await waitUntil(
+      async () => (await listed(server.registryDir)).find((p) => p.pane_id === pane.id),
+      5000,
+      'the listing',
+    );
     const after = await snapshot();
 
     expect(after.options).toBe(before.options);
@@ -236,17 +258,26 @@ describe('what enrolling leaves alone', () => {
     expect(added(before.parameters, after.parameters)).toEqual([]);
     expect(added(after.widgets, before.widgets)).toEqual(['_tmux_run_on_request']);
     // Module builtins the snippet loads (feature by feature, so no rm, mkdir or stat is replaced).
-    expect(added(after.builtins, before.builtins).filter((n) => !['sysopen', 'sysread', 'syswrite', 'zstat', 'zf_mkdir', 'zf_rm', 'zselect'].includes(n))).toEqual([]);
-    expect(after.whence.replace(/^(sysread|zselect): .*$/gm, '')).toBe(before.whence.replace(/^(sysread|zselect): .*$/gm, ''));
+    expect(
+      added(after.builtins, before.builtins).filter(
+        (n) => !['sysopen', 'sysread', 'syswrite', 'zstat', 'zf_mkdir', 'zf_rm', 'zselect'].includes(n),
+      ),
+    ).toEqual([]);
+    expect(after.whence.replace(/^(sysread|zselect): .*$/gm, '')).toBe(
+      before.whence.replace(/^(sysread|zselect): .*$/gm, ''),
+    );
 
     // History holds what was typed, and nothing else.
     const history = (await pane.run('fc -ln 1')).split('\n');
     expect(history).toEqual(typed);
 
     // The person's aliases did not break the snippet: unenroll works with kill and zle aliased.
-    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({ output: `tmux-run: pane ${pane.id} unenrolled`, status: 0 });
+    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({
+      output: `tmux-run: pane ${pane.id} unenrolled`,
+      status: 0,
+    });
     expect(processAlive(listing.helper_pid)).toBe(false);
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
     expect(await pane.run('setopt')).toBe(before.options);
     await pane.kill();
   });

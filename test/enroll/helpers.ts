@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listEnrolled, type PaneListing } from '../../src/registry.js';
+import { listEnrolled, type PaneListing } from '../../src/broker/registry.js';
 import { descendantsOf, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -64,12 +64,12 @@ export async function waitEmpty(dir: string, timeoutMs = 10_000): Promise<void> 
   try {
     await waitUntil(() => filesIn(dir).length === 0, timeoutMs, `${dir} to be empty`);
   } catch (e) {
-    throw new Error(`${(e as Error).message}; still there: ${filesIn(dir).join(' ')}`);
+    throw new Error(`${(e as Error).message}; still there: ${filesIn(dir).join(' ')}`, { cause: e });
   }
 }
 
 /** Sources the snippet in `pane` and returns its listing (the one for this pane's shell). */
-export async function enroll(pane: Pane, dir = pane.server.runDir): Promise<PaneListing> {
+export async function enroll(pane: Pane, dir = pane.server.registryDir): Promise<PaneListing> {
   const r = await pane.runWithStatus(SOURCE, { timeoutMs: 20_000 });
   if (r.status !== 0) throw new Error(`enrolling ${pane.id} failed (status ${r.status}): ${r.output}`);
   const shellPid = await pane.shellPid();
@@ -81,6 +81,10 @@ export async function enroll(pane: Pane, dir = pane.server.runDir): Promise<Pane
 }
 
 /** The listing for `pane` in `dir`, or undefined. */
-export async function listingOf(server: TmuxServer, pane: Pane, dir = server.runDir): Promise<PaneListing | undefined> {
+export async function listingOf(
+  server: TmuxServer,
+  pane: Pane,
+  dir = server.registryDir,
+): Promise<PaneListing | undefined> {
   return (await listed(dir)).find((p) => p.pane_id === pane.id);
 }

@@ -15,8 +15,8 @@ useServer((s) => (server = s));
 /** Waits until the helper is gone, nothing of it is listed, and the directory is empty. */
 async function expectEnded(helperPid: number, paneId: string, timeoutMs = 5000): Promise<void> {
   await waitUntil(() => !processAlive(helperPid), timeoutMs, `helper ${helperPid} to exit`);
-  await waitEmpty(server.runDir, timeoutMs);
-  expect((await listed(server.runDir)).filter((p) => p.pane_id === paneId)).toEqual([]);
+  await waitEmpty(server.registryDir, timeoutMs);
+  expect((await listed(server.registryDir)).filter((p) => p.pane_id === paneId)).toEqual([]);
 }
 
 /** Whether the pane is still there. */
@@ -53,7 +53,7 @@ describe('the shell ends', () => {
             return '';
           }
         })
-        .filter((t) => t.startsWith(server.runDir));
+        .filter((t) => t.startsWith(server.registryDir));
     // The subshell (a fork, not an exec) really holds the shell's ends of the channel.
     expect(heldBySub().some((t) => t.endsWith('.req'))).toBe(true);
     expect(heldBySub().some((t) => t.endsWith('.rsp'))).toBe(true);
@@ -105,7 +105,7 @@ describe('the shell ends', () => {
     const newShell = await pane.shellPid();
     expect(newShell).not.toBe(oldShell);
     await expectEnded(listing.helper_pid, pane.id);
-    expect(await listed(server.runDir)).toEqual([]);
+    expect(await listed(server.registryDir)).toEqual([]);
     expect(await pane.run('print -r -- ${+_tmux_run_helper_pid} ${+functions[tmux_run_unenroll]}')).toBe('0 0');
     expect(helperChildren(newShell)).toEqual([]);
     await pane.kill();
@@ -116,24 +116,27 @@ describe('the helper is killed', () => {
   it('SIGKILL: never listed again, its record is cleaned, and the shell says so at its next prompt', async () => {
     const pane = await server.newPane();
     const listing = await enroll(pane);
-    const record = join(server.runDir, `${listing.enrollment_generation}.json`);
+    const record = join(server.registryDir, `${listing.enrollment_generation}.json`);
     expect(existsSync(record)).toBe(true);
     process.kill(listing.helper_pid, 'SIGKILL');
     await waitUntil(() => !processAlive(listing.helper_pid), 5000, 'the helper to die');
     // The broker's listing drops the dead enrollment and removes what it left.
-    expect(await listed(server.runDir)).toEqual([]);
+    expect(await listed(server.registryDir)).toEqual([]);
     expect(existsSync(record)).toBe(false);
-    expect(existsSync(join(server.runDir, `${listing.enrollment_generation}.sock`))).toBe(false);
+    expect(existsSync(join(server.registryDir, `${listing.enrollment_generation}.sock`))).toBe(false);
 
     const r = await pane.runWithStatus('true');
     expect(r.status).toBe(0);
     expect(r.output).toBe(
       `tmux-run: the helper for pane ${pane.id} exited; this pane is no longer enrolled (source ${SNIPPET} to enroll it again)`,
     );
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
     // Said once, not at every prompt; the shell is no longer enrolled and can enroll again.
     expect(await pane.run('true')).toBe('');
-    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({ output: 'tmux-run: this shell is not enrolled', status: 1 });
+    expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({
+      output: 'tmux-run: this shell is not enrolled',
+      status: 1,
+    });
     const again = await enroll(pane);
     expect(again.generation).not.toBe(listing.generation);
     await pane.kill();
@@ -145,8 +148,10 @@ describe('the helper is killed', () => {
     const listing = await enroll(pane);
     process.kill(listing.helper_pid, 'SIGKILL');
     await waitUntil(() => !processAlive(listing.helper_pid), 5000, 'the helper to die');
-    expect(await pane.run('true')).toMatch(/^tmux-run: the helper for pane %\d+ exited; this pane is no longer enrolled/);
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(await pane.run('true')).toMatch(
+      /^tmux-run: the helper for pane %\d+ exited; this pane is no longer enrolled/,
+    );
+    expect(filesIn(server.registryDir)).toEqual([]);
     await pane.kill();
   });
 });
@@ -160,8 +165,10 @@ describe('signals meant for the pane', () => {
     const until = Date.now() + 1000;
     while (Date.now() < until) {
       expect(processAlive(listing.helper_pid)).toBe(true);
-      const all = await listed(server.runDir);
-      expect(all.map((p) => [p.pane_id, p.generation, p.helper_pid])).toEqual([[pane.id, listing.generation, listing.helper_pid]]);
+      const all = await listed(server.registryDir);
+      expect(all.map((p) => [p.pane_id, p.generation, p.helper_pid])).toEqual([
+        [pane.id, listing.generation, listing.helper_pid],
+      ]);
     }
     expect(await pane.run('true')).toBe('');
     await pane.kill();
@@ -179,14 +186,24 @@ describe('signals meant for the pane', () => {
 
     // A foreground command makes the pane busy; ^C ends the command, not the helper.
     await pane.type('sleep 30', { enter: true });
-    await waitUntil(async () => (await listed(server.runDir))[0]?.state === 'busy', 5000, 'the pane to be listed busy');
+    await waitUntil(
+      async () => (await listed(server.registryDir))[0]?.state === 'busy',
+      5000,
+      'the pane to be listed busy',
+    );
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
     await pane.waitForPrompt();
-    await waitUntil(async () => (await listed(server.runDir))[0]?.state === 'idle', 5000, 'the pane to be listed idle again');
+    await waitUntil(
+      async () => (await listed(server.registryDir))[0]?.state === 'idle',
+      5000,
+      'the pane to be listed idle again',
+    );
 
     expect(processAlive(listing.helper_pid)).toBe(true);
-    const all = await listed(server.runDir);
-    expect(all.map((p) => [p.pane_id, p.generation, p.helper_pid])).toEqual([[pane.id, listing.generation, listing.helper_pid]]);
+    const all = await listed(server.registryDir);
+    expect(all.map((p) => [p.pane_id, p.generation, p.helper_pid])).toEqual([
+      [pane.id, listing.generation, listing.helper_pid],
+    ]);
     expect(await pane.run('echo fine')).toBe('fine');
     expect(await pane.run(`source ${SNIPPET}`)).toMatch(/already enrolled/);
     await pane.kill();

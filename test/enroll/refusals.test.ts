@@ -6,7 +6,14 @@
 import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, descendantsOf, processAlive, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+import {
+  assertNoLeftovers,
+  descendantsOf,
+  startServer,
+  waitUntil,
+  type Pane,
+  type TmuxServer,
+} from '../support/tmux.js';
 import { SNIPPET, SOURCE, filesIn, helperChildren, helpersIn, listed } from './helpers.js';
 
 let server: TmuxServer;
@@ -25,11 +32,11 @@ afterAll(async () => {
 
 /** Nothing of an enrollment exists anywhere: no file, no helper, no state in `p`'s shell. */
 async function expectNothingLeft(p: Pane, extraDirs: string[] = []): Promise<void> {
-  expect(filesIn(server.runDir)).toEqual([]);
+  expect(filesIn(server.registryDir)).toEqual([]);
   for (const d of extraDirs) expect([d, filesIn(d)]).toEqual([d, []]);
   expect(helpersIn(server.baseDir)).toEqual([]);
   expect(helperChildren(await p.shellPid())).toEqual([]);
-  expect(await listed(server.runDir)).toEqual([]);
+  expect(await listed(server.registryDir)).toEqual([]);
 }
 
 /** Types `cmd` in `p`, expects status 1 (or `status`) and exactly one line matching `re`. */
@@ -86,18 +93,26 @@ describe('registry directories that are not safe', () => {
     const dir = join(server.baseDir, 'open');
     mkdirSync(dir);
     chmodSync(dir, 0o777);
-    await expectRefusal(pane, `TMUX_RUN_DIR=${dir} source ${SNIPPET}`, new RegExp(`${dir} is open to other users \\(mode 777\\); run: chmod 700`));
+    await expectRefusal(
+      pane,
+      `TMUX_RUN_DIR=${dir} source ${SNIPPET}`,
+      new RegExp(`${dir} is open to other users \\(mode 777\\); run: chmod 700`),
+    );
     await expectNothingLeft(pane, [dir]);
     chmodSync(dir, 0o750);
     await expectRefusal(pane, `TMUX_RUN_DIR=${dir} source ${SNIPPET}`, /is open to other users \(mode 750\)/);
     await expectNothingLeft(pane, [dir]);
   });
 
-  it("a directory owned by another user is refused, named with its owner", async () => {
+  it('a directory owned by another user is refused, named with its owner', async () => {
     const dir = join(server.baseDir, 'theirs');
     mkdirSync(dir, { mode: 0o700 });
     chownSync(dir, 65534, 65534);
-    await expectRefusal(pane, `TMUX_RUN_DIR=${dir} source ${SNIPPET}`, new RegExp(`${dir} belongs to uid 65534, not to you \\(uid ${process.getuid!()}\\)`));
+    await expectRefusal(
+      pane,
+      `TMUX_RUN_DIR=${dir} source ${SNIPPET}`,
+      new RegExp(`${dir} belongs to uid 65534, not to you \\(uid ${process.getuid!()}\\)`),
+    );
     await expectNothingLeft(pane, [dir]);
   });
 
@@ -135,7 +150,11 @@ describe('what only the helper can find out, and helpers that fail', () => {
     await expectRefusal(pane, `TMUX=\${TMUX%%,*},1,0 source ${SNIPPET}`, /TMUX names a different tmux server/);
     await expectNothingLeft(pane);
     const gone = join(server.baseDir, 'no-such-socket');
-    await expectRefusal(pane, `TMUX=${gone},\${\${TMUX#*,}%%,*},0 source ${SNIPPET}`, new RegExp(`tmux could not describe pane %\\d+: .*${gone}`));
+    await expectRefusal(
+      pane,
+      `TMUX=${gone},\${\${TMUX#*,}%%,*},0 source ${SNIPPET}`,
+      new RegExp(`tmux could not describe pane %\\d+: .*${gone}`),
+    );
     await expectNothingLeft(pane);
   });
 
@@ -143,7 +162,11 @@ describe('what only the helper can find out, and helpers that fail', () => {
     const fake = join(server.baseDir, 'crashing-node');
     writeFileSync(fake, '#!/bin/sh\necho "boom: this node cannot start" >&2\nexit 3\n', { mode: 0o700 });
     const t0 = Date.now();
-    await expectRefusal(pane, `TMUX_RUN_NODE=${fake} source ${SNIPPET}`, /the helper exited before it was ready: boom: this node cannot start$/);
+    await expectRefusal(
+      pane,
+      `TMUX_RUN_NODE=${fake} source ${SNIPPET}`,
+      /the helper exited before it was ready: boom: this node cannot start$/,
+    );
     expect(Date.now() - t0).toBeLessThan(5000);
     await expectNothingLeft(pane);
   });
@@ -152,7 +175,11 @@ describe('what only the helper can find out, and helpers that fail', () => {
     const fake = join(server.baseDir, 'hanging-node');
     writeFileSync(fake, '#!/bin/sh\nexec sleep 600\n', { mode: 0o700 });
     const t0 = Date.now();
-    await expectRefusal(pane, `TMUX_RUN_NODE=${fake} source ${SNIPPET}`, /the helper did not become ready within 10 seconds$/);
+    await expectRefusal(
+      pane,
+      `TMUX_RUN_NODE=${fake} source ${SNIPPET}`,
+      /the helper did not become ready within 10 seconds$/,
+    );
     const took = Date.now() - t0;
     expect(took).toBeGreaterThan(9_500);
     expect(took).toBeLessThan(16_000);
@@ -166,7 +193,11 @@ describe('what only the helper can find out, and helpers that fail', () => {
     const shellPid = await pane.shellPid();
     await pane.waitForPrompt();
     await pane.type(`TMUX_RUN_NODE=${fake} source ${SNIPPET}`, { enter: true });
-    await waitUntil(() => descendantsOf(shellPid).length > 0 && filesIn(server.runDir).length > 0, 5000, 'the fake helper to start');
+    await waitUntil(
+      () => descendantsOf(shellPid).length > 0 && filesIn(server.registryDir).length > 0,
+      5000,
+      'the fake helper to start',
+    );
     const t0 = Date.now();
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
     await pane.waitForPrompt();
@@ -181,9 +212,9 @@ describe('what only the helper can find out, and helpers that fail', () => {
   it('after all that, this same shell enrolls normally', async () => {
     const r = await pane.runWithStatus(SOURCE);
     expect(r).toEqual({ output: '', status: 0 });
-    const all = await listed(server.runDir);
+    const all = await listed(server.registryDir);
     expect(all.map((p) => p.pane_id)).toEqual([pane.id]);
     expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
   });
 });

@@ -19,14 +19,14 @@ it('enrollment latency: typing `source` + Enter until listed (median of 10)', as
     const t0 = performance.now();
     await pane.type(SOURCE, { enter: true });
     for (;;) {
-      const all = await listed(server.runDir);
+      const all = await listed(server.registryDir);
       if (all.some((p) => p.pane_id === pane.id && p.shell_pid === shellPid)) break;
       if (performance.now() - t0 > 20_000) throw new Error('not listed within 20 s');
       await sleep(2);
     }
     samples.push(performance.now() - t0);
     expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
-    expect(filesIn(server.runDir)).toEqual([]);
+    expect(filesIn(server.registryDir)).toEqual([]);
   }
   const sorted = [...samples].sort((a, b) => a - b);
   const median = (sorted[4]! + sorted[5]!) / 2;

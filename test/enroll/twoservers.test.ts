@@ -54,7 +54,7 @@ it('the same pane id on two servers: both listed, told apart by their generation
   // A whole server going away takes its enrollments with it, and only those.
   const again = await enroll(pa, shared);
   await b.kill();
-  await waitUntil(async () => (await listed(shared)).length === 1, 10_000, 'the killed server\'s enrollment to go');
+  await waitUntil(async () => (await listed(shared)).length === 1, 10_000, "the killed server's enrollment to go");
   expect((await listed(shared)).map((p) => p.generation)).toEqual([again.generation]);
   expect((await pa.runWithStatus('tmux_run_unenroll')).status).toBe(0);
   await waitEmpty(shared);

@@ -5,7 +5,7 @@ import { chownSync, existsSync, mkdirSync, renameSync, rmdirSync, writeFileSync 
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enrolledPane, type McpHandle } from '../support/mcp.js';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { auditEntries, auditFile, callWith, errorOf, markerDir, runIdOf, sleep, withServer } from './support.js';
 
 // One call that must be refused for the audit trail, with nothing run.
@@ -62,9 +62,11 @@ describe('an audit trail that cannot be written', () => {
       // Writable again: the pane runs, and the trail holds the runs before and after.
       const after = await callWith(mcp, listing, 'echo after');
       expect(after.structured.data?.stdout.data).toBe('after\n');
-      const ids = auditEntries(server).filter((e) => e.event === 'end').map((e) => e.run_id);
+      const ids = auditEntries(server)
+        .filter((e) => e.event === 'end')
+        .map((e) => e.run_id);
       expect(ids).toEqual([runIdOf(first), runIdOf(after)]);
-      if (!mounted) ctx.annotate?.('the full-disk case was skipped: mount -t tmpfs is not permitted here');
+      if (!mounted) await ctx.annotate?.('the full-disk case was skipped: mount -t tmpfs is not permitted here');
     });
   });
 });

@@ -2,14 +2,25 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptDigest } from '../../helper/generation.js';
+import { scriptDigest } from '../../src/enrollment/generation.js';
 import { enrolledPane } from '../support/mcp.js';
 import { waitUntil } from '../support/tmux.js';
-import { auditEntries, callWith, groupGone, groupMembers, markerDir, sleep, whileRunning, withServer, type AuditEntry } from './support.js';
+import {
+  auditEntries,
+  callWith,
+  groupGone,
+  groupMembers,
+  markerDir,
+  sleep,
+  whileRunning,
+  withServer,
+  type AuditEntry,
+} from './support.js';
 import type { TmuxServer } from '../support/tmux.js';
 
 // The audit entries of the run whose script is `script` (a cancelled call gets no result to name its run id).
-const byScript = (server: TmuxServer, script: string): AuditEntry[] => auditEntries(server).filter((e) => e.script_digest === scriptDigest(script));
+const byScript = (server: TmuxServer, script: string): AuditEntry[] =>
+  auditEntries(server).filter((e) => e.script_digest === scriptDigest(script));
 
 describe('cancellation', () => {
   it('a call cancelled while queued never runs', async () => {
@@ -76,12 +87,20 @@ describe('cancellation', () => {
       const t0 = Date.now();
       ac.abort('the test cancels while the helper asks the shell');
       await expect(call).rejects.toThrow();
-      const end = await waitUntil(() => byScript(server, script).find((e) => e.event === 'end' || e.event === 'refused'), 5000, 'an audit entry');
+      const end = await waitUntil(
+        () => byScript(server, script).find((e) => e.event === 'end' || e.event === 'refused'),
+        5000,
+        'an audit entry',
+      );
       expect(end.outcome).toBe('cancelled');
       expect(end.ran).toBe(false);
       // The helper reported it (the broker's own fallback waits 5 s).
       expect(Date.now() - t0).toBeLessThan(2500);
-      await waitUntil(() => mcp.stderr.some((l) => l.includes('cancelled by the client')), 5000, 'the broker to log the outcome');
+      await waitUntil(
+        () => mcp.stderr.some((l) => l.includes('cancelled by the client')),
+        5000,
+        'the broker to log the outcome',
+      );
       expect(mcp.stderr.find((l) => l.includes('cancelled by the client'))).not.toMatch(/did not confirm/);
       await pane.waitForPrompt(5000);
       const next = await callWith(mcp, listing, 'echo next');

@@ -3,10 +3,22 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptDigest } from '../../helper/generation.js';
+import { scriptDigest } from '../../src/enrollment/generation.js';
 import { enrolledPane, listedPanes } from '../support/mcp.js';
 import { processAlive, waitUntil } from '../support/tmux.js';
-import { auditEntries, auditEventually, callWith, errorOf, groupGone, groupMembers, markerDir, runIdOf, sleep, whileRunning, withServer } from './support.js';
+import {
+  auditEntries,
+  auditEventually,
+  callWith,
+  errorOf,
+  groupGone,
+  groupMembers,
+  markerDir,
+  runIdOf,
+  sleep,
+  whileRunning,
+  withServer,
+} from './support.js';
 
 // A run that ignores SIGTERM (and so does its child): only SIGKILL ends it.
 const stubborn = (marks: string): string =>
@@ -18,7 +30,11 @@ describe('a killed MCP server', () => {
       const { listing } = await enrolledPane(server);
       const doomed = await open(server);
       const marks = markerDir(server);
-      const running = callWith(doomed, listing, `echo $$ > '${marks}/pgid'; sleep 100 & echo $! > '${marks}/sleep'; wait`);
+      const running = callWith(
+        doomed,
+        listing,
+        `echo $$ > '${marks}/pgid'; sleep 100 & echo $! > '${marks}/sleep'; wait`,
+      );
       const queuedScript = `touch '${marks}/queued-ran'`;
       const queued = callWith(doomed, listing, queuedScript);
       const pgid = Number(await whileRunning(running, join(marks, 'pgid')));
@@ -30,10 +46,14 @@ describe('a killed MCP server', () => {
       await groupGone(pgid, 5000);
       expect(processAlive(sleepPid)).toBe(false);
       // The helper recorded both ends: the running one stopped because its caller went away, the queued one never ran.
-      const ends = await waitUntil(() => {
-        const e = auditEntries(server).filter((x) => x.event === 'end');
-        return e.length >= 2 ? e : undefined;
-      }, 5000, 'two end entries');
+      const ends = await waitUntil(
+        () => {
+          const e = auditEntries(server).filter((x) => x.event === 'end');
+          return e.length >= 2 ? e : undefined;
+        },
+        5000,
+        'two end entries',
+      );
       const runEnd = ends.find((e) => e.script_digest !== scriptDigest(queuedScript))!;
       expect(runEnd).toMatchObject({ outcome: 'cancelled', ran: true, detail: 'the caller went away' });
       const queuedEnd = ends.find((e) => e.script_digest === scriptDigest(queuedScript))!;

@@ -5,21 +5,43 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enrolledPane, listedPanes, type McpHandle } from '../support/mcp.js';
 import { processAlive, waitUntil, type TmuxServer } from '../support/tmux.js';
-import type { PaneListing } from '../../src/registry.js';
-import { auditEventually, callWith, errorOf, groupGone, markerDir, runIdOf, sleep, whileRunning, withServer } from './support.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+import {
+  auditEventually,
+  callWith,
+  errorOf,
+  groupGone,
+  markerDir,
+  runIdOf,
+  sleep,
+  whileRunning,
+  withServer,
+} from './support.js';
 
 // One running run (its pgid written to a file) and two queued behind it, each leaving a marker if it ever runs.
 // A stubborn run ignores SIGTERM, so only the helper's SIGKILL after its grace ends it.
 async function busyPane(mcp: McpHandle, listing: PaneListing, marks: string, stubborn = false) {
-  const running = callWith(mcp, listing, `${stubborn ? "trap '' TERM; " : ''}echo $$ > '${marks}/pgid'; sleep 100 & wait; wait`);
-  const queued = [1, 2].map((i) => callWith(mcp, listing, `touch '${marks}/queued-${i}'; echo "$$" > '${marks}/queued-${i}'`));
+  const running = callWith(
+    mcp,
+    listing,
+    `${stubborn ? "trap '' TERM; " : ''}echo $$ > '${marks}/pgid'; sleep 100 & wait; wait`,
+  );
+  const queued = [1, 2].map((i) =>
+    callWith(mcp, listing, `touch '${marks}/queued-${i}'; echo "$$" > '${marks}/queued-${i}'`),
+  );
   const pgid = Number(await whileRunning(running, join(marks, 'pgid')));
   await sleep(200);
   return { running, queued, pgid, signal: stubborn ? 9 : 15 };
 }
 
 // What every caller saw once the shell was gone, and that nothing ran anywhere else.
-async function expectHonestEnd(server: TmuxServer, mcp: McpHandle, listing: PaneListing, marks: string, b: Awaited<ReturnType<typeof busyPane>>): Promise<void> {
+async function expectHonestEnd(
+  server: TmuxServer,
+  mcp: McpHandle,
+  listing: PaneListing,
+  marks: string,
+  b: Awaited<ReturnType<typeof busyPane>>,
+): Promise<void> {
   const r = errorOf(await b.running);
   expect(r.code).toBe('shell_exited');
   expect(r.message).toMatch(/shell exited/);
@@ -27,7 +49,11 @@ async function expectHonestEnd(server: TmuxServer, mcp: McpHandle, listing: Pane
   expect(r.effects?.state).toBe('known');
   expect(r.effects?.completion).toMatchObject({ state: 'signaled', signal: b.signal });
   await groupGone(b.pgid, 5000);
-  await auditEventually(server, runIdOf(await b.running)!, (e) => e.event === 'end' && e.outcome === 'shell_exited' && e.detail === 'the enrolled shell exited');
+  await auditEventually(
+    server,
+    runIdOf(await b.running)!,
+    (e) => e.event === 'end' && e.outcome === 'shell_exited' && e.detail === 'the enrolled shell exited',
+  );
   for (const q of b.queued) {
     const c = await q;
     const e = errorOf(c);
@@ -36,8 +62,12 @@ async function expectHonestEnd(server: TmuxServer, mcp: McpHandle, listing: Pane
     expect(e.effects?.state).toBe('none');
     await auditEventually(server, runIdOf(c)!, (x) => x.outcome === 'shell_exited' && x.ran === false);
   }
-  await waitUntil(async () => !(await listedPanes(mcp.client)).some((p) => p.generation === listing.generation), 5000, 'the pane to leave the listing');
-  expect(readdirSync(server.runDir).filter((n) => n.startsWith(listing.enrollment_generation))).toEqual([]);
+  await waitUntil(
+    async () => !(await listedPanes(mcp.client)).some((p) => p.generation === listing.generation),
+    5000,
+    'the pane to leave the listing',
+  );
+  expect(readdirSync(server.registryDir).filter((n) => n.startsWith(listing.enrollment_generation))).toEqual([]);
   await sleep(300);
   expect(existsSync(join(marks, 'queued-1'))).toBe(false);
   expect(existsSync(join(marks, 'queued-2'))).toBe(false);
@@ -83,8 +113,25 @@ describe('the pane goes away under a run', () => {
 // Starts a fresh tmux server on the same socket, as startServer does.
 async function restartTmux(server: TmuxServer): Promise<void> {
   await server.tmux([
-    'new-session', '-d', '-x', '200', '-y', '50', '-s', 'harness', '-n', 'placeholder', '-c', server.home, 'sleep', '2147483647', ';',
-    'set-option', '-g', 'remain-on-exit', 'off',
+    'new-session',
+    '-d',
+    '-x',
+    '200',
+    '-y',
+    '50',
+    '-s',
+    'harness',
+    '-n',
+    'placeholder',
+    '-c',
+    server.home,
+    'sleep',
+    '2147483647',
+    ';',
+    'set-option',
+    '-g',
+    'remain-on-exit',
+    'off',
   ]);
   await server.serverPid();
 }
@@ -97,13 +144,17 @@ describe('the tmux server restarts', () => {
       const marks = markerDir(server);
       const oldServerPid = await server.serverPid();
       await server.tmux(['kill-server']);
-      await waitUntil(() => !processAlive(oldServerPid) && !processAlive(listing.helper_pid), 8000, 'the old server and helper to exit');
+      await waitUntil(
+        () => !processAlive(oldServerPid) && !processAlive(listing.helper_pid),
+        8000,
+        'the old server and helper to exit',
+      );
       await restartTmux(server);
       const { pane: fresh, listing: now } = await enrolledPane(server);
       const panes = await listedPanes(mcp.client);
       expect(panes.map((p) => p.generation)).toEqual([now.generation]);
       expect(now.server_generation).not.toBe(listing.server_generation);
-      expect(readdirSync(server.runDir).filter((n) => n.startsWith(listing.enrollment_generation))).toEqual([]);
+      expect(readdirSync(server.registryDir).filter((n) => n.startsWith(listing.enrollment_generation))).toEqual([]);
       // Even when the new pane has the same id, the old generation is refused, never retargeted.
       const stale = errorOf(await callWith(mcp, listing, `touch '${marks}/stale-ran'`));
       expect(['stale_generation', 'not_enrolled']).toContain(stale.code);

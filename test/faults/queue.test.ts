@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enrolledPane } from '../support/mcp.js';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { callWith, markerDir, withServer } from './support.js';
 
 interface Span {
@@ -24,7 +24,10 @@ const spanOf = (stdout: string): Span => {
 // No two spans overlap.
 function expectDisjoint(spans: Span[]): void {
   const sorted = [...spans].sort((a, b) => a.start - b.start);
-  for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.start, `${sorted[i]!.tag} starts before ${sorted[i - 1]!.tag} ends`).toBeGreaterThanOrEqual(sorted[i - 1]!.end);
+  for (let i = 1; i < sorted.length; i++)
+    expect(sorted[i]!.start, `${sorted[i]!.tag} starts before ${sorted[i - 1]!.tag} ends`).toBeGreaterThanOrEqual(
+      sorted[i - 1]!.end,
+    );
 }
 
 describe('the per-pane queue', () => {
@@ -43,7 +46,10 @@ describe('the per-pane queue', () => {
       const byStart = [...spans].sort((a, b) => a.start - b.start).map((s) => s.tag);
       expect(byStart).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
       // The shared log agrees: start, end, start, end ... in call order.
-      const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' ').slice(0, 2).join(' '));
+      const lines = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ').slice(0, 2).join(' '));
       expect(lines).toEqual(['r0', 'r1', 'r2', 'r3', 'r4'].flatMap((t) => [`start ${t}`, `end ${t}`]));
     });
   });
@@ -92,7 +98,10 @@ describe('the per-pane queue', () => {
       expect(order.filter((t) => t.startsWith('a'))).toEqual(['a0', 'a1', 'a2']);
       expect(order.filter((t) => t.startsWith('b'))).toEqual(['b0', 'b1', 'b2']);
       // The shared log never shows two starts without an end between them.
-      const lines = readFileSync(log, 'utf8').trim().split('\n').map((l) => l.split(' ')[0]);
+      const lines = readFileSync(log, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[0]);
       expect(lines).toEqual(Array.from({ length: 6 }, () => ['start', 'end']).flat());
     });
   });

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { paneGeneration, type Generations } from '../../helper/generation.js';
+import { paneGeneration, type Generations } from '../../src/enrollment/generation.js';
 import { enrolledPane, listedPanes } from '../support/mcp.js';
 import { processAlive, waitUntil } from '../support/tmux.js';
 import { callWith, errorOf, markerDir, sleep, withServer } from './support.js';
@@ -28,28 +28,32 @@ describe('records of crashed helpers', () => {
       const marks = markerDir(server);
 
       // A record as a crashed helper leaves it: the live pane's facts, a new enrollment, a dead helper pid.
-      const rec = JSON.parse(readFileSync(join(server.runDir, `${live.listing.enrollment_generation}.json`), 'utf8')) as Record<string, unknown>;
+      const rec = JSON.parse(
+        readFileSync(join(server.registryDir, `${live.listing.enrollment_generation}.json`), 'utf8'),
+      ) as Record<string, unknown>;
       const gen = hex32('deadbeefcafe');
       const fake = {
         ...rec,
         enrollment_generation: gen,
         generation: paneGeneration({ ...(rec as unknown as Generations), enrollment_generation: gen }),
         helper_pid: deadPid(),
-        socket: join(server.runDir, `${gen}.sock`),
-        channel: join(server.runDir, `ch.999999.${gen.slice(0, 8)}`),
+        socket: join(server.registryDir, `${gen}.sock`),
+        channel: join(server.registryDir, `ch.999999.${gen.slice(0, 8)}`),
         enrolled_at: new Date(Date.now() - 60_000).toISOString(),
       };
-      const fakePath = join(server.runDir, `${gen}.json`);
+      const fakePath = join(server.registryDir, `${gen}.json`);
       writeFileSync(fakePath, JSON.stringify(fake) + '\n', { mode: 0o600 });
 
       // A real helper killed with SIGKILL: it cannot remove its own record.
-      const killedRecord = join(server.runDir, `${killed.listing.enrollment_generation}.json`);
+      const killedRecord = join(server.registryDir, `${killed.listing.enrollment_generation}.json`);
       process.kill(killed.listing.helper_pid, 'SIGKILL');
       await waitUntil(() => !processAlive(killed.listing.helper_pid), 5000, 'the helper to die');
       expect(existsSync(killedRecord)).toBe(true);
 
       // A call aimed at the dead record reaches nothing and says nothing was sent.
-      const r = errorOf(await callWith(mcp, { pane_id: live.listing.pane_id, generation: fake.generation }, `touch '${marks}/ran'`));
+      const r = errorOf(
+        await callWith(mcp, { pane_id: live.listing.pane_id, generation: fake.generation }, `touch '${marks}/ran'`),
+      );
       expect(r.code).toBe('helper_unreachable');
       expect(r.delivery).toBe('not_sent');
       expect(r.effects?.state).toBe('none');
@@ -57,11 +61,15 @@ describe('records of crashed helpers', () => {
       // Listing shows only the live pane and removes both stale records.
       const panes = await listedPanes(mcp.client);
       expect(panes.map((p) => p.generation)).toEqual([live.listing.generation]);
-      await waitUntil(async () => {
-        await listedPanes(mcp.client);
-        return !existsSync(fakePath) && !existsSync(killedRecord);
-      }, 5000, 'the stale records to be removed');
-      expect(existsSync(join(server.runDir, `${killed.listing.enrollment_generation}.sock`))).toBe(false);
+      await waitUntil(
+        async () => {
+          await listedPanes(mcp.client);
+          return !existsSync(fakePath) && !existsSync(killedRecord);
+        },
+        5000,
+        'the stale records to be removed',
+      );
+      expect(existsSync(join(server.registryDir, `${killed.listing.enrollment_generation}.sock`))).toBe(false);
 
       // The SIGKILLed helper's pane: its old generation is refused, nothing runs there.
       const k = errorOf(await callWith(mcp, killed.listing, `touch '${marks}/ran'`));

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { callRun, startMcp, type McpHandle, type RunCall } from '../support/mcp.js';
 import { assertNoLeftovers, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
 
@@ -20,7 +20,9 @@ export async function withServer(fn: (s: TmuxServer, open: typeof startMcp) => P
     await fn(server, open);
   } catch (e) {
     // What the brokers logged is the best clue to a failure; add it to the error.
-    const logs = brokers.map((b, i) => `broker ${i} (pid ${b.pid}) stderr:\n  ${b.stderr.slice(-30).join('\n  ')}`).join('\n');
+    const logs = brokers
+      .map((b, i) => `broker ${i} (pid ${b.pid}) stderr:\n  ${b.stderr.slice(-30).join('\n  ')}`)
+      .join('\n');
     if (e instanceof Error && logs) e.message += `\n${logs}`;
     throw e;
   } finally {
@@ -45,14 +47,23 @@ export function auditEntries(server: TmuxServer): AuditEntry[] {
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEntry);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEntry);
 }
 
 /** The entries of one run. */
-export const auditOf = (server: TmuxServer, runId: string): AuditEntry[] => auditEntries(server).filter((e) => e.run_id === runId);
+export const auditOf = (server: TmuxServer, runId: string): AuditEntry[] =>
+  auditEntries(server).filter((e) => e.run_id === runId);
 
 /** Waits until the audit trail holds an entry for runId matching pred; returns it. */
-export function auditEventually(server: TmuxServer, runId: string, pred: (e: AuditEntry) => boolean, ms = 8000): Promise<AuditEntry> {
+export function auditEventually(
+  server: TmuxServer,
+  runId: string,
+  pred: (e: AuditEntry) => boolean,
+  ms = 8000,
+): Promise<AuditEntry> {
   return waitUntil(() => auditOf(server, runId).find(pred), ms, `an audit entry for run ${runId.slice(0, 8)}`);
 }
 
@@ -98,13 +109,22 @@ export function markerDir(server: TmuxServer, name = 'marks'): string {
  */
 export async function whileRunning(call: Promise<RunCall>, path: string, ms = 8000): Promise<string> {
   let ended: RunCall | undefined;
-  void call.then((c) => (ended = c), () => undefined);
-  return waitUntil(() => {
-    if (existsSync(path)) return readFileSync(path, 'utf8').trim() || undefined;
-    if (ended) throw new Error(`the call ended before ${path} was written: ${JSON.stringify(ended.structured)}`);
-    return undefined;
-  }, ms, `${path} to be written`).catch((e: Error) => {
-    throw new Error(ended ? `the call ended before ${path} was written: ${JSON.stringify(ended.structured)}` : e.message);
+  void call.then(
+    (c) => (ended = c),
+    () => undefined,
+  );
+  return waitUntil(
+    () => {
+      if (existsSync(path)) return readFileSync(path, 'utf8').trim() || undefined;
+      if (ended) throw new Error(`the call ended before ${path} was written: ${JSON.stringify(ended.structured)}`);
+      return undefined;
+    },
+    ms,
+    `${path} to be written`,
+  ).catch((e: Error) => {
+    throw new Error(
+      ended ? `the call ended before ${path} was written: ${JSON.stringify(ended.structured)}` : e.message,
+    );
   });
 }
 
@@ -113,17 +133,40 @@ export function callWith(
   h: McpHandle,
   l: Pick<PaneListing, 'pane_id' | 'generation'>,
   script: string,
-  o: { signal?: AbortSignal; onprogress?: (p: { progress: number; total?: number; message?: string }) => void; timeout?: number } = {},
+  o: {
+    signal?: AbortSignal;
+    onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
+    timeout?: number;
+  } = {},
 ): Promise<RunCall> {
-  return callRun(h.client, l, script, {}, { signal: o.signal, onprogress: o.onprogress, resetTimeoutOnProgress: o.onprogress !== undefined, timeout: o.timeout ?? 60_000 });
+  return callRun(
+    h.client,
+    l,
+    script,
+    {},
+    {
+      signal: o.signal,
+      onprogress: o.onprogress,
+      resetTimeoutOnProgress: o.onprogress !== undefined,
+      timeout: o.timeout ?? 60_000,
+    },
+  );
 }
 
 /** The error part of a failed call (and fails the test when the call succeeded). */
-export function errorOf(c: RunCall): { code: string; message: string; delivery: string; effects?: Record<string, any> } {
+export function errorOf(c: RunCall): {
+  code: string;
+  message: string;
+  delivery: string;
+  effects?: Record<string, any>;
+} {
   expect(c.isError, JSON.stringify(c.structured)).toBe(true);
   const e = c.structured.error;
   // FAULTS_SHOW=1 prints what each caller saw (for reviewing the messages by eye).
-  if (process.env.FAULTS_SHOW) console.log(`${expect.getState().currentTestName}: ${e.code} / ${e.delivery} / ${e.effects?.state ?? '-'} / ${JSON.stringify(e.effects?.completion ?? null)}\n  ${e.message}`);
+  if (process.env.FAULTS_SHOW)
+    console.log(
+      `${expect.getState().currentTestName}: ${e.code} / ${e.delivery} / ${e.effects?.state ?? '-'} / ${JSON.stringify(e.effects?.completion ?? null)}\n  ${e.message}`,
+    );
   return e;
 }
 

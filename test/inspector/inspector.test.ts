@@ -5,11 +5,15 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoLeftovers, startServer, type TmuxServer } from '../support/tmux.js';
 import { brokerEnv, enrolledPane, MCP_BIN, ROOT } from '../support/mcp.js';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 
 const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
 
-function inspector(server: TmuxServer, args: string[], serverArgs: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function inspector(
+  server: TmuxServer,
+  args: string[],
+  serverArgs: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -41,14 +45,25 @@ describe('the MCP Inspector CLI as a client', () => {
     const names = (JSON.parse(on.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
     expect(names).toEqual(['tmux_enrolled_panes', 'tmux_run']);
     const off = await inspector(server, ['--method', 'tools/list'], []);
-    expect((JSON.parse(off.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual(['tmux_enrolled_panes']);
+    expect((JSON.parse(off.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual([
+      'tmux_enrolled_panes',
+    ]);
   });
 
   it('calls tmux_run on the enrolled pane and gets the structured result', async () => {
     const target = JSON.stringify({ kind: 'pane', id: listing.pane_id, generation: listing.generation });
     const r = await inspector(
       server,
-      ['--method', 'tools/call', '--tool-name', 'tmux_run', '--tool-arg', `target=${target}`, '--tool-arg', 'script=echo "inspector in $TMUX_PANE"; exit 7'],
+      [
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'tmux_run',
+        '--tool-arg',
+        `target=${target}`,
+        '--tool-arg',
+        'script=echo "inspector in $TMUX_PANE"; exit 7',
+      ],
       ['--enable-tool', 'tmux_run'],
     );
     expect(r.code).toBe(0);

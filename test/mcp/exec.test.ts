@@ -64,13 +64,28 @@ describe('tmux_run: streams', () => {
 
   it('returns bytes that are not UTF-8 as base64', async () => {
     const d = ok(await fx.run("printf '\\377\\376'; printf '\\200' >&2"));
-    expect(d.stdout).toEqual({ encoding: 'base64', data: Buffer.from([0xff, 0xfe]).toString('base64'), bytes: 2, truncated: false });
-    expect(d.stderr).toEqual({ encoding: 'base64', data: Buffer.from([0x80]).toString('base64'), bytes: 1, truncated: false });
+    expect(d.stdout).toEqual({
+      encoding: 'base64',
+      data: Buffer.from([0xff, 0xfe]).toString('base64'),
+      bytes: 2,
+      truncated: false,
+    });
+    expect(d.stderr).toEqual({
+      encoding: 'base64',
+      data: Buffer.from([0x80]).toString('base64'),
+      bytes: 1,
+      truncated: false,
+    });
   });
 
   it('returns UTF-8 text as utf-8 with its byte count', async () => {
     const d = ok(await fx.run("printf 'héllo ✓'"));
-    expect(d.stdout).toEqual({ encoding: 'utf-8', data: 'héllo ✓', bytes: Buffer.byteLength('héllo ✓'), truncated: false });
+    expect(d.stdout).toEqual({
+      encoding: 'utf-8',
+      data: 'héllo ✓',
+      bytes: Buffer.byteLength('héllo ✓'),
+      truncated: false,
+    });
     expect(d.stdout.bytes).toBe(10);
     expect(d.stderr).toEqual({ encoding: 'utf-8', data: '', bytes: 0, truncated: false });
   });
@@ -89,12 +104,20 @@ describe('tmux_run: secrets stay out of the script', () => {
   it('has no secret or token in its environment, argv or /proc', async () => {
     const secret = fx.record().secret;
     expect(secret).toMatch(/^[a-f0-9]{64}$/);
-    const d = ok(await fx.run('env; echo ---; tr "\\0" " " </proc/$$/cmdline; echo; echo ---; tr "\\0" "\\n" </proc/$$/environ; echo ---; cat /proc/self/cmdline | tr "\\0" " "'));
+    const d = ok(
+      await fx.run(
+        'env; echo ---; tr "\\0" " " </proc/$$/cmdline; echo; echo ---; tr "\\0" "\\n" </proc/$$/environ; echo ---; cat /proc/self/cmdline | tr "\\0" " "',
+      ),
+    );
     const text: string = d.stdout.data;
     expect(text).toContain('TMUX_RUN_DIR=');
     expect(text).not.toContain(secret);
     expect(text).not.toContain(d.authorization.run_id);
-    const names = text.split('---')[0]!.split('\n').filter((l) => l.includes('=')).map((l) => l.slice(0, l.indexOf('=')));
+    const names = text
+      .split('---')[0]!
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => l.slice(0, l.indexOf('=')));
     expect(names.filter((n) => /TOKEN|SECRET|HMAC/i.test(n))).toEqual([]);
     // Only the person's own settings (the pane was started with TMUX_RUN_DIR and TMUX_RUN_NOTIFY).
     expect(names.filter((n) => n.startsWith('TMUX_RUN_')).sort()).toEqual(['TMUX_RUN_DIR', 'TMUX_RUN_NOTIFY']);
@@ -138,6 +161,8 @@ describe('tmux_run: round trip', () => {
     }
     times.sort((a, b) => a - b);
     const median = (times[99]! + times[100]!) / 2;
-    console.log(`tmux_run round trip of \`true\` over 200 calls: median ${median.toFixed(1)} ms, p90 ${times[179]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms, max ${times[199]!.toFixed(1)} ms`);
+    console.log(
+      `tmux_run round trip of \`true\` over 200 calls: median ${median.toFixed(1)} ms, p90 ${times[179]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms, max ${times[199]!.toFixed(1)} ms`,
+    );
   }, 120_000);
 });

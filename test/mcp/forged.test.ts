@@ -4,10 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectHelper, exchange, ping } from '../../src/helperclient.js';
-import { signBinding, type Binding } from '../../helper/token.js';
-import type { Reply, Request } from '../../helper/wire.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
+import { connectHelper, exchange, ping } from '../../src/broker/helper-client.js';
+import { signBinding, type Binding } from '../../src/protocol/token.js';
+import type { Reply, Request } from '../../src/protocol/messages.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { setupFixture, sha256, type Fixture } from './support.js';
 import { bindingFor as sharedBindingFor } from '../support/mcp.js';
 
@@ -39,7 +39,10 @@ async function send(...reqs: Request[]): Promise<Reply[]> {
   const x = exchange(t);
   return new Promise((resolve, reject) => {
     const finals: Reply[] = [];
-    const timer = setTimeout(() => reject(new Error(`no final replies in time (got ${JSON.stringify(finals)})`)), 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no final replies in time (got ${JSON.stringify(finals)})`)),
+      10_000,
+    );
     x.onreply = (r) => {
       if (r.type === 'done' || r.type === 'error') finals.push(r);
       if (finals.length === reqs.length) {
@@ -85,7 +88,12 @@ describe('the helper refuses what the broker did not authorize', () => {
   it('refuses a token signed with another secret', async () => {
     const { script, marker } = markerScript();
     const binding = bindingFor(script);
-    await expectRefusedAt({ type: 'run', binding, token: signBinding(randomBytes(32), binding), script, progress: false }, 'unauthorized', script, marker);
+    await expectRefusedAt(
+      { type: 'run', binding, token: signBinding(randomBytes(32), binding), script, progress: false },
+      'unauthorized',
+      script,
+      marker,
+    );
   });
 
   it('refuses a valid token whose script was altered (digest mismatch)', async () => {
@@ -97,7 +105,12 @@ describe('the helper refuses what the broker did not authorize', () => {
   it('refuses a valid token whose binding was altered after signing', async () => {
     const { script, marker } = markerScript();
     const req = request(script, { stdout_limit: 10 });
-    await expectRefusedAt({ ...req, binding: { ...req.binding, stdout_limit: 262144 } }, 'unauthorized', script, marker);
+    await expectRefusedAt(
+      { ...req, binding: { ...req.binding, stdout_limit: 262144 } },
+      'unauthorized',
+      script,
+      marker,
+    );
   });
 
   it.each<[string, () => Partial<Binding>]>([
@@ -117,7 +130,9 @@ describe('the helper refuses what the broker did not authorize', () => {
     // The copy is refused at once, so its reply may come before the first run's result.
     const both = await send(req, req);
     expect(both).toHaveLength(2);
-    expect(both.filter((r) => r.type === 'done')).toEqual([expect.objectContaining({ completion: { state: 'exited', exit_status: 0, signal: null } })]);
+    expect(both.filter((r) => r.type === 'done')).toEqual([
+      expect.objectContaining({ completion: { state: 'exited', exit_status: 0, signal: null } }),
+    ]);
     expect(both.filter((r) => r.type === 'error')).toEqual([expect.objectContaining({ code: 'replayed', ran: false })]);
     const [third] = await send(req);
     expect(third).toMatchObject({ type: 'error', code: 'replayed', ran: false });
@@ -147,7 +162,9 @@ describe('the helper refuses what the broker did not authorize', () => {
     const req = { ...request(script), token: hex(32) };
     await expectRefusedAt(req, 'unauthorized', script, marker);
     const entries = fx.audit().filter((e) => e.run_id === req.binding.run_id);
-    expect(entries).toEqual([expect.objectContaining({ event: 'refused', outcome: 'unauthorized', script_digest: sha256(script) })]);
+    expect(entries).toEqual([
+      expect.objectContaining({ event: 'refused', outcome: 'unauthorized', script_digest: sha256(script) }),
+    ]);
     expect(JSON.stringify(fx.audit())).not.toContain(marker);
   });
 });
@@ -180,7 +197,14 @@ describe('the helper survives garbage on its socket', () => {
 
   it.each<[string, () => Buffer]>([
     ['a huge length prefix', () => Buffer.from([0xff, 0xff, 0xff, 0xff, 1, 2, 3])],
-    ['a length prefix just over the frame limit', () => { const b = Buffer.alloc(8); b.writeUInt32BE(1024 * 1024 + 1); return b; }],
+    [
+      'a length prefix just over the frame limit',
+      () => {
+        const b = Buffer.alloc(8);
+        b.writeUInt32BE(1024 * 1024 + 1);
+        return b;
+      },
+    ],
     ['bytes that are not msgpack', () => frame(Buffer.from([0xc1, 0xc1, 0xc1, 0xc1]))],
     ['a msgpack value that is not a request', () => frame(Buffer.from([0x93, 1, 2, 3]))],
     ['random bytes', () => frame(randomBytes(64))],

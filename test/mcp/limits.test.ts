@@ -25,7 +25,11 @@ function expectOverflow(s: Record<string, any>, which: 'stdout' | 'stderr'): voi
   expect(e.message).toContain(which);
   expect(e.message).toMatch(/tmux-run stopped/);
   expect(e.effects.state).toBe('known');
-  expect(e.effects.authorization).toMatchObject({ state: 'authorized', pane_id: fx.listing.pane_id, enrollment_generation: fx.listing.enrollment_generation });
+  expect(e.effects.authorization).toMatchObject({
+    state: 'authorized',
+    pane_id: fx.listing.pane_id,
+    enrollment_generation: fx.listing.enrollment_generation,
+  });
   const c = e.effects.completion;
   // Stopped by tmux-run (SIGTERM), or the script had already finished on its own.
   if (c.state === 'signaled') {
@@ -100,19 +104,21 @@ describe('output limits', () => {
     expect(d.stderr).toMatchObject({ encoding: 'utf-8', bytes: 262144 });
   });
 
-  it.each([
-    { stdout_limit: 262145 },
-    { stderr_limit: -1 },
-    { stdout_limit: 1.5 },
-    { stderr_limit: '10' },
-  ])('refuses limits outside the schema (%o) as invalid_arguments', async (extra) => {
-    const marker = fx.marker();
-    const script = `touch '${marker}'`;
-    const { s } = await fx.call({ target: fx.target(), script, ...extra });
-    expect(s.ok).toBe(false);
-    expect(s.error).toMatchObject({ code: 'invalid_arguments', delivery: 'not_sent', effects: { state: 'none', authorization: null, completion: { state: 'unobserved' } } });
-    await fx.assertNothingRan(script, marker);
-  });
+  it.each([{ stdout_limit: 262145 }, { stderr_limit: -1 }, { stdout_limit: 1.5 }, { stderr_limit: '10' }])(
+    'refuses limits outside the schema (%o) as invalid_arguments',
+    async (extra) => {
+      const marker = fx.marker();
+      const script = `touch '${marker}'`;
+      const { s } = await fx.call({ target: fx.target(), script, ...extra });
+      expect(s.ok).toBe(false);
+      expect(s.error).toMatchObject({
+        code: 'invalid_arguments',
+        delivery: 'not_sent',
+        effects: { state: 'none', authorization: null, completion: { state: 'unobserved' } },
+      });
+      await fx.assertNothingRan(script, marker);
+    },
+  );
 });
 
 describe('script limits', () => {
@@ -137,8 +143,17 @@ describe('script limits', () => {
   });
 
   it.each([
-    ['over 65536 bytes of UTF-8 but under 65536 characters (33000 × é)', (m: string) => `touch '${m}' # ${'é'.repeat(33000)}`],
-    ['of 65537 ASCII characters', (m: string) => { const h = `touch '${m}' # `; return h + 'x'.repeat(65537 - h.length); }],
+    [
+      'over 65536 bytes of UTF-8 but under 65536 characters (33000 × é)',
+      (m: string) => `touch '${m}' # ${'é'.repeat(33000)}`,
+    ],
+    [
+      'of 65537 ASCII characters',
+      (m: string) => {
+        const h = `touch '${m}' # `;
+        return h + 'x'.repeat(65537 - h.length);
+      },
+    ],
     ['containing NUL', (m: string) => `touch '${m}'\0 echo after-nul`],
     ['containing NUL at its end', (m: string) => `touch '${m}'\0`],
     ['holding an unpaired surrogate (no UTF-8 form)', (m: string) => `touch '${m}' # \uD800`],

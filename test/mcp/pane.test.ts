@@ -74,7 +74,13 @@ describe('nothing of a run reaches the pane', () => {
     };
 
     await type('echo one');
-    for (const script of ['echo visible?', 'echo to-stderr >&2', 'printf "\\033[2J\\033[H"', 'exit 3', 'kill -TERM $$']) {
+    for (const script of [
+      'echo visible?',
+      'echo to-stderr >&2',
+      'printf "\\033[2J\\033[H"',
+      'exit 3',
+      'kill -TERM $$',
+    ]) {
       expect((await fx.run(script)).ok).toBe(true);
     }
     await type('echo two');

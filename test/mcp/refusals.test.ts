@@ -14,7 +14,8 @@ afterAll(async () => {
   await fx?.close();
 });
 
-const cmdline = (pid: number): string => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+const cmdline = (pid: number): string =>
+  readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
 
 const NONE = { state: 'none', authorization: null, completion: { state: 'unobserved' } };
 
@@ -33,7 +34,10 @@ async function expectRefused(build: (script: string) => unknown, code: string): 
 
 describe('targets', () => {
   it('refuses a wrong generation as stale_generation', async () => {
-    const e = await expectRefused((script) => ({ target: { ...fx.target(), generation: 'g' + fx.listing.generation.slice(1) }, script }), 'stale_generation');
+    const e = await expectRefused(
+      (script) => ({ target: { ...fx.target(), generation: 'g' + fx.listing.generation.slice(1) }, script }),
+      'stale_generation',
+    );
     expect(e).toMatchObject({ delivery: 'not_sent', effects: NONE });
     expect(e.message).toMatch(/tmux_enrolled_panes/);
   });
@@ -67,7 +71,11 @@ describe('targets', () => {
   it('refuses a call with no arguments at all as invalid_arguments', async () => {
     const r = await fx.mcp.client.callTool({ name: 'tmux_run' });
     expect(r.isError).toBe(true);
-    expect(checkRunResult(r as CallToolResult).error).toMatchObject({ code: 'invalid_arguments', delivery: 'not_sent', effects: NONE });
+    expect(checkRunResult(r as CallToolResult).error).toMatchObject({
+      code: 'invalid_arguments',
+      delivery: 'not_sent',
+      effects: NONE,
+    });
   });
 });
 
@@ -86,13 +94,20 @@ describe("the person's shell", () => {
         expect(s.error.delivery).toBe('observed');
         expect(s.error.effects.state).toBe('none');
         expect(s.error.effects.completion).toEqual({ state: 'unobserved' });
-        expect(s.error.effects.authorization).toMatchObject({ state: 'authorized', pane_id: pane.id, script_digest: sha256(script) });
+        expect(s.error.effects.authorization).toMatchObject({
+          state: 'authorized',
+          pane_id: pane.id,
+          script_digest: sha256(script),
+        });
         expect(s.error.message).not.toContain(marker);
       }
       // The prompt line holds exactly what was typed, with the cursor at its end.
       const screen = await pane.capture();
       expect(screen.split('\n').at(-1)).toBe('$ echo half');
-      const [x, y] = (await server.tmux(['display-message', '-p', '-t', pane.id, '#{cursor_x} #{cursor_y}'])).trim().split(' ').map(Number);
+      const [x, y] = (await server.tmux(['display-message', '-p', '-t', pane.id, '#{cursor_x} #{cursor_y}']))
+        .trim()
+        .split(' ')
+        .map(Number);
       const visible = (await server.tmux(['capture-pane', '-p', '-t', pane.id])).split('\n');
       expect(visible[y!]!.trimEnd()).toBe('$ echo half');
       expect(x).toBe('$ echo half'.length);
@@ -122,14 +137,18 @@ describe("the person's shell", () => {
     await fx.assertNothingRan(script, marker);
   }, 20_000);
 
-  it("refuses while zle edits for another purpose (vared), with an empty buffer", async () => {
+  it('refuses while zle edits for another purpose (vared), with an empty buffer', async () => {
     const { pane, server } = fx;
     const marker = fx.marker();
     const script = `touch '${marker}'`;
     await pane.type('vared -c VAREDTEST', { enter: true });
     await pane.waitFor((screen) => screen.split('\n').at(-1) === '$ vared -c VAREDTEST');
     // vared draws an empty line below its command; wait until zle sits there.
-    await waitUntil(async () => (await server.tmux(['display-message', '-p', '-t', pane.id, '#{cursor_x}'])).trim() === '0', 5000, 'vared to start');
+    await waitUntil(
+      async () => (await server.tmux(['display-message', '-p', '-t', pane.id, '#{cursor_x}'])).trim() === '0',
+      5000,
+      'vared to start',
+    );
     try {
       const { s } = await fx.call({ target: fx.target(), script });
       expect(s.ok).toBe(false);
@@ -142,7 +161,7 @@ describe("the person's shell", () => {
     await fx.assertNothingRan(script, marker);
   }, 20_000);
 
-  it("refuses within about a second when the shell is busy in a builtin (read), and ignores the late answer", async () => {
+  it('refuses within about a second when the shell is busy in a builtin (read), and ignores the late answer', async () => {
     const { pane } = fx;
     const marker = fx.marker();
     const script = `touch '${marker}'`;
@@ -173,13 +192,14 @@ describe("the person's shell", () => {
     await pane.type('sleep 3', { enter: true });
     try {
       await waitUntil(
-        () => descendantsOf(shellPid).some((pid) => {
-          try {
-            return cmdline(pid) === 'sleep 3';
-          } catch {
-            return false;
-          }
-        }),
+        () =>
+          descendantsOf(shellPid).some((pid) => {
+            try {
+              return cmdline(pid) === 'sleep 3';
+            } catch {
+              return false;
+            }
+          }),
         5000,
         'sleep 3 to run in the pane',
       );

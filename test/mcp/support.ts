@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
-import type { PaneListing } from '../../src/registry.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { ROOT, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
 import { assertNoLeftovers, startServer, uniqueToken, type Pane, type TmuxServer } from '../support/tmux.js';
 
@@ -16,7 +16,8 @@ const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 
 /** The published contract; the repository's schemas/ holds copies (checked in tools.test.ts). */
 const SHARED_CONTRACT = '/work/shared/contract';
-export const CONTRACT_DIR = process.env.TMUX_RUN_CONTRACT_DIR ?? (existsSync(SHARED_CONTRACT) ? SHARED_CONTRACT : join(ROOT, 'schemas'));
+export const CONTRACT_DIR =
+  process.env.TMUX_RUN_CONTRACT_DIR ?? (existsSync(SHARED_CONTRACT) ? SHARED_CONTRACT : join(ROOT, 'schemas'));
 export const loadContract = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(CONTRACT_DIR, name), 'utf8')) as Record<string, unknown>;
 export const contractInput = loadContract('tmux_run.input.schema.json');
@@ -32,7 +33,10 @@ export function checkRunResult(result: CallToolResult): Record<string, any> {
   const s = result.structuredContent as Record<string, any> | undefined;
   expect(s, 'structuredContent').toBeDefined();
   const valid = validateOutput(s);
-  expect(valid ? [] : validateOutput.errors, `structuredContent valid against the contract: ${JSON.stringify(s).slice(0, 400)}`).toEqual([]);
+  expect(
+    valid ? [] : validateOutput.errors,
+    `structuredContent valid against the contract: ${JSON.stringify(s).slice(0, 400)}`,
+  ).toEqual([]);
   const text = result.content.find((c) => c.type === 'text');
   expect(text, 'a text content item').toBeDefined();
   expect(typeof (text as { text: unknown }).text).toBe('string');
@@ -73,7 +77,10 @@ export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = 
     const m = mcp;
     const target = () => ({ kind: 'pane' as const, id: listing.pane_id, generation: listing.generation });
     const call = async (args: unknown) => {
-      const result = (await m.client.callTool({ name: 'tmux_run', arguments: args as Record<string, unknown> })) as CallToolResult;
+      const result = (await m.client.callTool({
+        name: 'tmux_run',
+        arguments: args as Record<string, unknown>,
+      })) as CallToolResult;
       return { result, s: checkRunResult(result) };
     };
     const auditPath = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
@@ -87,15 +94,20 @@ export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = 
       run: async (script, extra = {}) => (await call({ target: target(), script, ...extra })).s,
       marker: () => join(server.home, `marker-${uniqueToken()}`),
       record: () => {
-        const names = readdirSync(server.runDir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
-        const recs = names.map((n) => JSON.parse(readFileSync(join(server.runDir, n), 'utf8')) as EnrollmentRecord);
+        const names = readdirSync(server.registryDir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
+        const recs = names.map(
+          (n) => JSON.parse(readFileSync(join(server.registryDir, n), 'utf8')) as EnrollmentRecord,
+        );
         const rec = recs.find((r) => r.pane_id === pane.id && r.generation === listing.generation);
-        if (!rec) throw new Error(`no record for ${pane.id} in ${server.runDir}`);
+        if (!rec) throw new Error(`no record for ${pane.id} in ${server.registryDir}`);
         return rec;
       },
       audit: () =>
         existsSync(auditPath)
-          ? readFileSync(auditPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>)
+          ? readFileSync(auditPath, 'utf8')
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l) as Record<string, any>)
           : [],
       assertNothingRan: async (script, marker) => {
         const after = await fx.run('true');

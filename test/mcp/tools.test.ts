@@ -22,9 +22,14 @@ afterAll(async () => {
 /** Runs tmux-run-mcp with args and stdin closed; resolves with its exit code and stderr. */
 function runMcp(args: string[]): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [MCP_BIN, ...args], { env: brokerEnv(fx.server), timeout: 10_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr, stdout });
-    });
+    const child = execFile(
+      process.execPath,
+      [MCP_BIN, ...args],
+      { env: brokerEnv(fx.server), timeout: 10_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr, stdout });
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -53,7 +58,12 @@ describe('tools/list', () => {
 
   it('annotates tmux_run as destructive, not idempotent, closed-world, not read-only', async () => {
     const tool = (await fx.mcp.client.listTools()).tools.find((t) => t.name === 'tmux_run')!;
-    expect(tool.annotations).toMatchObject({ destructiveHint: true, idempotentHint: false, openWorldHint: false, readOnlyHint: false });
+    expect(tool.annotations).toMatchObject({
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+      readOnlyHint: false,
+    });
     expect(tool.description).toMatch(/tmux_enrolled_panes/);
   });
 
@@ -64,12 +74,16 @@ describe('tools/list', () => {
       const panes = (r.structuredContent as { panes: Array<Record<string, unknown>> }).panes;
       const p = panes.find((x) => x.pane_id === fx.pane.id);
       expect(p).toMatchObject({ pane_id: fx.pane.id, generation: fx.listing.generation, state: 'idle' });
-      for (const key of ['session', 'window', 'cwd', 'shell_pid', 'helper_pid', 'enrolled_at']) expect(p).toHaveProperty(key);
+      for (const key of ['session', 'window', 'cwd', 'shell_pid', 'helper_pid', 'enrolled_at'])
+        expect(p).toHaveProperty(key);
     }
   });
 
   it('answers tmux_enrolled_panes with arguments it does not take with an error result, not a crash', async () => {
-    const r = (await fx.mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: { pane: '%1' } })) as CallToolResult;
+    const r = (await fx.mcp.client.callTool({
+      name: 'tmux_enrolled_panes',
+      arguments: { pane: '%1' },
+    })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(/unknown property "pane"/);
   });

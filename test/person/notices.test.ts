@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
 import { callRun, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 
 describe('notices and the audit trail', () => {
   let server: TmuxServer;
@@ -32,7 +32,9 @@ describe('notices and the audit trail', () => {
     const r = await call;
     expect(r.structured.ok).toBe(true);
     const id8 = (r.structured.data.authorization.run_id as string).slice(0, 8);
-    expect(started).toContain(`tmux-run: run ${id8} started (script sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)})`);
+    expect(started).toContain(
+      `tmux-run: run ${id8} started (script sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)})`,
+    );
     const ended = await on.pane.waitFor((s) => s.includes(`tmux-run: run ${id8} exited 5 after`));
     expect(ended).toMatch(new RegExp(`tmux-run: run ${id8} exited 5 after \\d+ ms`));
   });
@@ -67,7 +69,10 @@ describe('notices and the audit trail', () => {
     const runId = r.structured.data.authorization.run_id as string;
     const path = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
     const entries = await waitUntil(() => {
-      const lines = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const mine = lines.filter((e) => e.run_id === runId);
       return mine.some((e) => e.event === 'end') ? mine : undefined;
     });
@@ -76,7 +81,12 @@ describe('notices and the audit trail', () => {
       expect(e.script_digest).toBe(r.structured.data.authorization.script_digest);
       expect(typeof e.outcome).toBe('string');
     }
-    expect(entries[1]).toMatchObject({ outcome: 'exited', exit_status: 0, stdout_bytes: marker.length + 1, stderr_bytes: 0 });
+    expect(entries[1]).toMatchObject({
+      outcome: 'exited',
+      exit_status: 0,
+      stdout_bytes: marker.length + 1,
+      stderr_bytes: 0,
+    });
     const text = readFileSync(path, 'utf8');
     expect(text).not.toContain(marker);
     expect(statSync(path).mode & 0o777).toBe(0o600);

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
 import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
 import { cliEnv, runCli } from './support.js';
@@ -33,11 +33,15 @@ describe('listings of hostile names', () => {
     await pane.run(`cd ${server.home} && cd dir-*`);
     mcp = await startMcp(server);
     // The listing now shows the hostile directory as the pane's cwd.
-    listing = await waitUntil(async () => {
-      const r = (await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
-      const p = (r.structuredContent as { panes: PaneListing[] }).panes[0];
-      return p?.cwd === dir ? p : undefined;
-    }, 10_000, 'the hostile cwd in the listing');
+    listing = await waitUntil(
+      async () => {
+        const r = (await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
+        const p = (r.structuredContent as { panes: PaneListing[] }).panes[0];
+        return p?.cwd === dir ? p : undefined;
+      },
+      10_000,
+      'the hostile cwd in the listing',
+    );
   });
 
   afterAll(async () => {
@@ -62,7 +66,7 @@ describe('listings of hostile names', () => {
     expect(parsed[0]!.window_name).toBe(listing.window_name);
   });
 
-  it('the MCP listing\'s text has no raw control characters; its structured content keeps the names', async () => {
+  it("the MCP listing's text has no raw control characters; its structured content keeps the names", async () => {
     const r = (await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
     for (const c of r.content) if (c.type === 'text') expect(c.text).not.toMatch(ACTIVE);
     const p = (r.structuredContent as { panes: PaneListing[] }).panes[0]!;
@@ -74,7 +78,10 @@ describe('listings of hostile names', () => {
   it('an error message naming a hostile directory carries no raw control characters', async () => {
     const r = await mcp.client.callTool({
       name: 'tmux_run',
-      arguments: { target: { kind: 'pane', id: listing.pane_id, generation: listing.generation }, script: `cd /; rmdir '${join(server.home, evilDir)}' 2>/dev/null; true` },
+      arguments: {
+        target: { kind: 'pane', id: listing.pane_id, generation: listing.generation },
+        script: `cd /; rmdir '${join(server.home, evilDir)}' 2>/dev/null; true`,
+      },
     });
     expect((r as CallToolResult).isError).toBeFalsy();
     // The shell's directory is gone now: the refusal names it, escaped.

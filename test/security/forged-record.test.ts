@@ -9,11 +9,11 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootId, procStat } from '../../helper/proc.js';
-import { paneGeneration, processGeneration } from '../../helper/generation.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
-import { socketTransport } from '../../helper/transport.js';
-import type { PaneListing } from '../../src/registry.js';
+import { bootId, procStat } from '../../src/os/proc.js';
+import { paneGeneration, processGeneration } from '../../src/enrollment/generation.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import { socketTransport } from '../../src/protocol/transport.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { callRun, enrolledPane, listedPanes, startMcp, type McpHandle } from '../support/mcp.js';
 import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
 import { markerPath, recordOf, runCli, cliEnv, sleep, touchScript } from './support.js';
@@ -30,7 +30,7 @@ describe('forged enrollment records', () => {
 
   /** Writes `rec` into the registry as a helper would (0600, named after its enrollment). */
   function plant(rec: EnrollmentRecord): string {
-    const path = join(server.runDir, `${rec.enrollment_generation}.json`);
+    const path = join(server.registryDir, `${rec.enrollment_generation}.json`);
     writeFileSync(path, JSON.stringify(rec) + '\n', { mode: 0o600 });
     written.push(path);
     return path;
@@ -39,7 +39,13 @@ describe('forged enrollment records', () => {
   /** A record copied from the real one with a fresh enrollment, `over` applied, its generation made consistent. */
   function forge(over: Partial<EnrollmentRecord>): EnrollmentRecord {
     const enrollment = over.enrollment_generation ?? hex(16);
-    const rec = { ...real, enrollment_generation: enrollment, socket: join(server.runDir, `${enrollment}.sock`), secret: hex(32), ...over };
+    const rec = {
+      ...real,
+      enrollment_generation: enrollment,
+      socket: join(server.registryDir, `${enrollment}.sock`),
+      secret: hex(32),
+      ...over,
+    };
     return { ...rec, generation: paneGeneration(rec) };
   }
 
@@ -53,7 +59,11 @@ describe('forged enrollment records', () => {
   /** A tmux_run aimed at the forged record runs nothing; returns the error. */
   async function runsNothing(forged: EnrollmentRecord): Promise<Record<string, any>> {
     const marker = markerPath(server);
-    const r = await callRun(mcp.client, { pane_id: forged.pane_id, generation: forged.generation }, touchScript(marker));
+    const r = await callRun(
+      mcp.client,
+      { pane_id: forged.pane_id, generation: forged.generation },
+      touchScript(marker),
+    );
     expect(r.isError).toBe(true);
     await sleep(300);
     expect(existsSync(marker), 'the script ran').toBe(false);
@@ -107,7 +117,7 @@ describe('forged enrollment records', () => {
 
   it('a record under a name that is not its enrollment is ignored', async () => {
     const forged = forge({});
-    const path = join(server.runDir, `${hex(16)}.json`);
+    const path = join(server.registryDir, `${hex(16)}.json`);
     writeFileSync(path, JSON.stringify(forged) + '\n', { mode: 0o600 });
     written.push(path);
     await onlyTheRealOneListed();
@@ -118,8 +128,8 @@ describe('forged enrollment records', () => {
     // Everything a same-user forger could copy: the real pane, shell, helper, secret; only the enrollment is new.
     const forged = forge({ secret: real.secret });
     plant(forged);
-    symlinkSync(real.socket, join(server.runDir, `${forged.enrollment_generation}.sock`));
-    written.push(join(server.runDir, `${forged.enrollment_generation}.sock`));
+    symlinkSync(real.socket, join(server.registryDir, `${forged.enrollment_generation}.sock`));
+    written.push(join(server.registryDir, `${forged.enrollment_generation}.sock`));
     await onlyTheRealOneListed(); // the real helper answers with its own generation
     const e = await runsNothing(forged);
     expect(e).toMatchObject({ code: 'stale_generation', delivery: 'observed' });
@@ -134,13 +144,21 @@ describe('forged enrollment records', () => {
         t.onmessage = (m) => {
           seen.push(m);
           if ((m as { type?: string }).type === 'ping') {
-            t.send({ type: 'pong', pid, shell_pid: rec.shell_pid, state: 'idle', cwd: '/', queued: 0, generation: rec.generation });
+            t.send({
+              type: 'pong',
+              pid,
+              shell_pid: rec.shell_pid,
+              state: 'idle',
+              cwd: '/',
+              queued: 0,
+              generation: rec.generation,
+            });
           }
         };
       });
       impostors.push(srv);
-      written.push(join(server.runDir, `${rec.enrollment_generation}.sock`));
-      return new Promise((r) => srv.listen(join(server.runDir, `${rec.enrollment_generation}.sock`), () => r()));
+      written.push(join(server.registryDir, `${rec.enrollment_generation}.sock`));
+      return new Promise((r) => srv.listen(join(server.registryDir, `${rec.enrollment_generation}.sock`), () => r()));
     };
     try {
       // The impostor gives its own pid, or a live pid that is not a child of the shell (init).

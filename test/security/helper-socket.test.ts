@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { Packr } from 'msgpackr';
-import { encodeFrame } from '../../helper/framing.js';
-import { ping } from '../../src/helperclient.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
+import { encodeFrame } from '../../src/protocol/framing.js';
+import { ping } from '../../src/broker/helper-client.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { enrolledPane } from '../support/mcp.js';
 import { assertNoLeftovers, processAlive, startServer, type TmuxServer } from '../support/tmux.js';
 import { rawConnect, recordOf, rssKiB, sleep, untilClosed } from './support.js';
@@ -86,7 +86,15 @@ describe('the helper socket under abuse', () => {
     ];
     // A map whose key is __proto__, as raw msgpack (a JS literal would not carry it).
     const str = (t: string): Buffer => Buffer.concat([Buffer.from([0xa0 | t.length]), Buffer.from(t)]);
-    const proto = Buffer.concat([Buffer.from([0x82]), str('type'), str('ping'), str('__proto__'), Buffer.from([0x81]), str('polluted'), Buffer.from([0xc3])]);
+    const proto = Buffer.concat([
+      Buffer.from([0x82]),
+      str('type'),
+      str('ping'),
+      str('__proto__'),
+      Buffer.from([0x81]),
+      str('polluted'),
+      Buffer.from([0xc3]),
+    ]);
     const frames = [...shapes.map((v) => encodeFrame(v)), frame(proto)];
     for (const [i, bytes] of frames.entries()) {
       const shape = shapes[i] ?? '__proto__ map';
@@ -133,7 +141,13 @@ describe('the helper socket under abuse', () => {
     for (let i = 0; i < 5; i++) await pingsQuickly();
     const before = rssKiB(rec.helper_pid);
     const ping = encodeFrame({ type: 'ping' });
-    const kinds = [Buffer.alloc(0), Buffer.from([0, 0]), ping.subarray(0, ping.length - 1), Buffer.from('garbage\n'), Buffer.from([0, 0, 1, 0, 0x81])];
+    const kinds = [
+      Buffer.alloc(0),
+      Buffer.from([0, 0]),
+      ping.subarray(0, ping.length - 1),
+      Buffer.from('garbage\n'),
+      Buffer.from([0, 0, 1, 0, 0x81]),
+    ];
     for (let round = 0; round < 3; round++) await flood(200, (i) => kinds[i % kinds.length]!);
     await sleep(300);
     await pingsQuickly();

@@ -41,7 +41,9 @@ describe('the product never sends keys', () => {
     logDir = join(server.baseDir, 'tmux-calls');
     mkdirSync(shimDir, { mode: 0o700 });
     mkdirSync(logDir, { mode: 0o700 });
-    const real = spawnSync('/bin/sh', ['-c', 'command -v tmux'], { env: { PATH: server.env.PATH! } }).stdout.toString().trim();
+    const real = spawnSync('/bin/sh', ['-c', 'command -v tmux'], { env: { PATH: server.env.PATH! } })
+      .stdout.toString()
+      .trim();
     expect(real).toMatch(/^\//);
     // One file per invocation (NUL-separated argv), written before tmux runs.
     writeFileSync(
@@ -63,14 +65,24 @@ describe('the product never sends keys', () => {
   const calls = (): string[][] =>
     readdirSync(logDir).map((n) => readFileSync(join(logDir, n), 'utf8').split('\0').slice(0, -1));
 
-  it('a whole session asks tmux only read-only questions, none carrying the agent\'s input', async () => {
+  it("a whole session asks tmux only read-only questions, none carrying the agent's input", async () => {
     const env = cliEnv(server, { PATH: `${shimDir}:${process.env.PATH}` });
     // tmux gives a new pane its client's PATH whatever -e says, so the pane's zshrc puts the shim first.
-    const pane = await server.newPane({ env: { TMUX_RUN_TMUX: undefined }, zshrc: `PROMPT='$ '\nexport PATH='${path}'\n` });
+    const pane = await server.newPane({
+      env: { TMUX_RUN_TMUX: undefined },
+      zshrc: `PROMPT='$ '\nexport PATH='${path}'\n`,
+    });
     expect(await pane.run('command -v tmux')).toBe(join(shimDir, 'tmux'));
     await pane.run(`source ${SNIPPET}`);
-    const listing = await waitUntil(async () => (await listedPanes(mcp.client)).find((p) => p.pane_id === pane.id), 10_000, 'the pane to be listed');
-    expect(calls().some((argv) => argv.includes('display-message') && argv.includes(pane.id)), 'the helper asked tmux through the shim').toBe(true);
+    const listing = await waitUntil(
+      async () => (await listedPanes(mcp.client)).find((p) => p.pane_id === pane.id),
+      10_000,
+      'the pane to be listed',
+    );
+    expect(
+      calls().some((argv) => argv.includes('display-message') && argv.includes(pane.id)),
+      'the helper asked tmux through the shim',
+    ).toBe(true);
 
     // Agent-controlled text, recognisable wherever it lands.
     const secretWord = `agent-${uniqueToken()}`;
@@ -85,7 +97,10 @@ describe('the product never sends keys', () => {
       expect(r.structured.error, script).toBeUndefined();
     }
     // Refusals: a stale generation, a half-typed line, a target that is not a pane id.
-    expect((await callRun(mcp.client, { pane_id: listing.pane_id, generation: 'f'.repeat(32) }, `echo ${secretWord}`)).structured.error.code).toBe('stale_generation');
+    expect(
+      (await callRun(mcp.client, { pane_id: listing.pane_id, generation: 'f'.repeat(32) }, `echo ${secretWord}`))
+        .structured.error.code,
+    ).toBe('stale_generation');
     await pane.type(`echo half-${secretWord}`);
     await pane.waitFor((s) => s.endsWith(`$ echo half-${secretWord}`));
     expect((await callRun(mcp.client, listing, `echo ${secretWord}`)).structured.error.code).toBe('editor_not_empty');
@@ -102,7 +117,11 @@ describe('the product never sends keys', () => {
     await runCli(['doctor'], env);
     const revoke = await runCli(['revoke', pane.id], env);
     expect(revoke.code, revoke.stderr).toBe(0);
-    await waitUntil(async () => (await listedPanes(mcp.client)).length === 0, 10_000, 'the revoked pane to leave the listing');
+    await waitUntil(
+      async () => (await listedPanes(mcp.client)).length === 0,
+      10_000,
+      'the revoked pane to leave the listing',
+    );
 
     const all = calls();
     // The helper, the broker and the CLI all went through the shim.
@@ -114,7 +133,14 @@ describe('the product never sends keys', () => {
       const commands = commandsOf(argv);
       if (commands.length === 0) expect(argv, shown).toEqual(['-V']);
       for (const c of commands) expect(READ_ONLY.has(c), `tmux ${shown}`).toBe(true);
-      expect(argv.some((a) => /send-keys|send-prefix|paste-buffer|load-buffer|set-buffer|set-option|respawn|pipe-pane|run-shell|new-window|split-window|kill-/.test(a)), shown).toBe(false);
+      expect(
+        argv.some((a) =>
+          /send-keys|send-prefix|paste-buffer|load-buffer|set-buffer|set-option|respawn|pipe-pane|run-shell|new-window|split-window|kill-/.test(
+            a,
+          ),
+        ),
+        shown,
+      ).toBe(false);
       // Nothing the agent sent: no script text, no limits, no invented target.
       expect(shown.includes(secretWord), shown).toBe(false);
       expect(shown).not.toMatch(/1234|4321|rm -rf|reboot/);

@@ -3,12 +3,23 @@
 // and refuses a symlink, another owner, group or world access, also when the directory was
 // swapped after the pane enrolled. Record files that are not the user's own 0600 regular files
 // are ignored, also when they were fine when first read.
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaneListing } from '../../src/registry.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { callRun, enrolledPane, listedPanes, SNIPPET, startMcp, type McpHandle } from '../support/mcp.js';
 import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
 import { cliEnv, markerPath, recordOf, runCli, sleep, touchScript } from './support.js';
@@ -37,7 +48,11 @@ describe('the registry directory is checked on every use', () => {
     const marker = markerPath(server);
     const run = await callRun(mcp.client, listing, touchScript(marker));
     expect(run.isError).toBe(true);
-    expect(run.structured.error).toMatchObject({ code: 'unsafe_directory', delivery: 'not_sent', effects: { state: 'none' } });
+    expect(run.structured.error).toMatchObject({
+      code: 'unsafe_directory',
+      delivery: 'not_sent',
+      effects: { state: 'none' },
+    });
     expect(run.structured.error.message).toMatch(why);
 
     const panes = (await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
@@ -71,35 +86,35 @@ describe('the registry directory is checked on every use', () => {
   }
 
   it('refuses a directory replaced by a symlink after the pane enrolled (to a good directory of the same user)', async () => {
-    const moved = `${server.runDir}.moved`;
-    renameSync(server.runDir, moved);
-    symlinkSync(moved, server.runDir);
+    const moved = `${server.registryDir}.moved`;
+    renameSync(server.registryDir, moved);
+    symlinkSync(moved, server.registryDir);
     try {
       await everyEntryPointRefuses(/symlink/);
     } finally {
-      unlinkSync(server.runDir);
-      renameSync(moved, server.runDir);
+      unlinkSync(server.registryDir);
+      renameSync(moved, server.registryDir);
     }
     await worksAgain();
   });
 
   it('refuses a directory owned by another user (uid 65534)', async () => {
-    chownSync(server.runDir, 65534, 65534);
+    chownSync(server.registryDir, 65534, 65534);
     try {
       await everyEntryPointRefuses(/belongs to uid 65534/);
     } finally {
-      chownSync(server.runDir, process.getuid!(), process.getgid!());
+      chownSync(server.registryDir, process.getuid!(), process.getgid!());
     }
     await worksAgain();
   });
 
   for (const mode of [0o750, 0o710, 0o701, 0o707, 0o777, 0o1777]) {
     it(`refuses a directory with mode ${mode.toString(8)} (group or world access)`, async () => {
-      chmodSync(server.runDir, mode);
+      chmodSync(server.registryDir, mode);
       try {
         await everyEntryPointRefuses(/open to other users/);
       } finally {
-        chmodSync(server.runDir, 0o700);
+        chmodSync(server.registryDir, 0o700);
       }
       await worksAgain();
     });
@@ -113,7 +128,11 @@ describe('the registry directory is checked on every use', () => {
     const file = join(server.baseDir, 'file');
     writeFileSync(file, '', { mode: 0o600 });
     try {
-      for (const [dir, why] of [[link, /symlink/], [file, /not a directory/], ['relative/run', /absolute/]] as const) {
+      for (const [dir, why] of [
+        [link, /symlink/],
+        [file, /not a directory/],
+        ['relative/run', /absolute/],
+      ] as const) {
         const other = await startMcp(server, { env: { TMUX_RUN_DIR: dir } });
         try {
           const marker = markerPath(server);
@@ -137,9 +156,9 @@ describe('the registry directory is checked on every use', () => {
     }
   });
 
-  it('ignores the pane\'s own record once it is group-readable, owned by another user or replaced by a symlink, and uses it again when fixed', async () => {
+  it("ignores the pane's own record once it is group-readable, owned by another user or replaced by a symlink, and uses it again when fixed", async () => {
     const rec = recordOf(server, listing);
-    const path = join(server.runDir, `${rec.enrollment_generation}.json`);
+    const path = join(server.registryDir, `${rec.enrollment_generation}.json`);
     await worksAgain(); // the broker has read and cached the record
     const spare = join(server.baseDir, 'record-copy.json');
     copyFileSync(path, spare);
@@ -148,7 +167,11 @@ describe('the registry directory is checked on every use', () => {
       ['mode 0640', () => chmodSync(path, 0o640), () => chmodSync(path, 0o600)],
       ['mode 0604', () => chmodSync(path, 0o604), () => chmodSync(path, 0o600)],
       ['owner 65534', () => chownSync(path, 65534, 65534), () => chownSync(path, process.getuid!(), process.getgid!())],
-      ['a symlink to a copy', () => (renameSync(path, `${path}.real`), symlinkSync(spare, path)), () => (unlinkSync(path), renameSync(`${path}.real`, path))],
+      [
+        'a symlink to a copy',
+        () => (renameSync(path, `${path}.real`), symlinkSync(spare, path)),
+        () => (unlinkSync(path), renameSync(`${path}.real`, path)),
+      ],
     ];
     for (const [what, breakIt, fix] of breakings) {
       breakIt();
@@ -170,13 +193,15 @@ describe('the registry directory is checked on every use', () => {
   });
 
   it('ignores records that are FIFOs, directories, oversized or unparsable, without hanging', async () => {
-    const name = (c: string): string => join(server.runDir, `${c.repeat(32)}.json`);
+    const name = (c: string): string => join(server.registryDir, `${c.repeat(32)}.json`);
     const fifo = name('a');
     expect(spawnSync('mkfifo', ['-m', '600', fifo]).status).toBe(0);
     mkdirSync(name('b'), { mode: 0o700 });
     writeFileSync(name('c'), `{"version":1,"pad":"${'x'.repeat(100_000)}"}`, { mode: 0o600 });
     writeFileSync(name('d'), '{"version":1,', { mode: 0o600 });
-    writeFileSync(name('e'), JSON.stringify({ ...recordOf(server, listing), pane_id: '%1; rm -rf /' }), { mode: 0o600 });
+    writeFileSync(name('e'), JSON.stringify({ ...recordOf(server, listing), pane_id: '%1; rm -rf /' }), {
+      mode: 0o600,
+    });
     try {
       const t0 = Date.now();
       expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([listing.generation]);

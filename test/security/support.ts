@@ -4,11 +4,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { readRecord, type EnrollmentRecord } from '../../helper/record.js';
-import { signBinding, type Binding } from '../../helper/token.js';
-import type { Reply, Request } from '../../helper/wire.js';
-import { connectHelper, exchange } from '../../src/helperclient.js';
-import type { PaneListing } from '../../src/registry.js';
+import { readRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
+import { signBinding, type Binding } from '../../src/protocol/token.js';
+import type { Reply, Request } from '../../src/protocol/messages.js';
+import { connectHelper, exchange } from '../../src/broker/helper-client.js';
+import type { PaneListing } from '../../src/broker/registry.js';
 import { CLI_BIN } from '../support/mcp.js';
 import { uniqueToken, type TmuxServer } from '../support/tmux.js';
 
@@ -16,7 +16,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 /** The enrollment record behind a listed pane (read the way the broker reads it). */
 export function recordOf(server: TmuxServer, listing: Pick<PaneListing, 'enrollment_generation'>): EnrollmentRecord {
-  return readRecord(join(server.runDir, `${listing.enrollment_generation}.json`));
+  return readRecord(join(server.registryDir, `${listing.enrollment_generation}.json`));
 }
 
 /** A path under the server's temporary directory that a script may create; it must not exist yet. */
@@ -106,13 +106,12 @@ export function cliEnv(server: TmuxServer, extra: Record<string, string> = {}): 
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: server.home,
-    TMUX_RUN_DIR: server.runDir,
+    TMUX_RUN_DIR: server.registryDir,
     XDG_STATE_HOME: server.env.XDG_STATE_HOME ?? join(server.home, '.local', 'state'),
     LANG: 'C.UTF-8',
     ...extra,
   };
 }
-
 
 /** Sends one request on a fresh connection; resolves with its final reply (done or error). */
 export async function sendRequest(socket: string, req: Request, timeoutMs = 10_000): Promise<Reply> {

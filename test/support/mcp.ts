@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { listEnrolled, type PaneListing } from '../../src/registry.js';
-import { scriptDigest } from '../../helper/generation.js';
-import type { Binding } from '../../helper/token.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
+import { listEnrolled, type PaneListing } from '../../src/broker/registry.js';
+import { scriptDigest } from '../../src/enrollment/generation.js';
+import type { Binding } from '../../src/protocol/token.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { waitUntil, type NewPaneOptions, type Pane, type TmuxServer } from './tmux.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -17,13 +17,20 @@ export const MCP_BIN = join(ROOT, 'bin', 'tmux-run-mcp.js');
 export const CLI_BIN = join(ROOT, 'bin', 'tmux-run.js');
 
 /** Opens a zsh pane, sources the snippet in it as a person would, and waits until it is listed. */
-export async function enrolledPane(server: TmuxServer, opts?: NewPaneOptions): Promise<{ pane: Pane; listing: PaneListing }> {
+export async function enrolledPane(
+  server: TmuxServer,
+  opts?: NewPaneOptions,
+): Promise<{ pane: Pane; listing: PaneListing }> {
   const pane = await server.newPane(opts);
   await pane.run(`source ${SNIPPET}`);
-  const listing = await waitUntil(async () => {
-    const all = await listEnrolled(server.runDir);
-    return all.find((p) => p.pane_id === pane.id && p.tmux_socket === server.socket);
-  }, 10_000, `pane ${pane.id} to be listed`);
+  const listing = await waitUntil(
+    async () => {
+      const all = await listEnrolled(server.registryDir);
+      return all.find((p) => p.pane_id === pane.id && p.tmux_socket === server.socket);
+    },
+    10_000,
+    `pane ${pane.id} to be listed`,
+  );
   return { pane, listing };
 }
 
@@ -41,16 +48,24 @@ export function brokerEnv(server: TmuxServer, extra: Record<string, string> = {}
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: server.home,
-    TMUX_RUN_DIR: server.runDir,
+    TMUX_RUN_DIR: server.registryDir,
     XDG_STATE_HOME: server.env.XDG_STATE_HOME ?? join(server.home, '.local', 'state'),
     ...extra,
   };
 }
 
 /** Spawns tmux-run-mcp (with --enable-tool tmux_run unless `enable` is false) and connects a Client. */
-export async function startMcp(server: TmuxServer, opts: { enable?: boolean; args?: string[]; env?: Record<string, string> } = {}): Promise<McpHandle> {
+export async function startMcp(
+  server: TmuxServer,
+  opts: { enable?: boolean; args?: string[]; env?: Record<string, string> } = {},
+): Promise<McpHandle> {
   const args = [MCP_BIN, ...(opts.args ?? (opts.enable === false ? [] : ['--enable-tool', 'tmux_run']))];
-  const transport = new StdioClientTransport({ command: process.execPath, args, env: brokerEnv(server, opts.env), stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: brokerEnv(server, opts.env),
+    stderr: 'pipe',
+  });
   const stderr: string[] = [];
   transport.stderr?.on('data', (c: Buffer) => stderr.push(...c.toString('utf8').split('\n').filter(Boolean)));
   const client = new Client({ name: 'tmux-run-tests', version: '1.0.0' });
@@ -81,7 +96,10 @@ export async function callRun(
   options?: Parameters<Client['callTool']>[2],
 ): Promise<RunCall> {
   const result = (await client.callTool(
-    { name: 'tmux_run', arguments: { target: { kind: 'pane', id: listing.pane_id, generation: listing.generation }, script, ...extra } },
+    {
+      name: 'tmux_run',
+      arguments: { target: { kind: 'pane', id: listing.pane_id, generation: listing.generation }, script, ...extra },
+    },
     undefined,
     options,
   )) as CallToolResult;

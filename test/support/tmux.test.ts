@@ -21,7 +21,7 @@ describe('tmux test harness', () => {
 
     expect(await pane.run('echo hello')).toBe('hello');
     expect(await pane.run('print -r -- "$TMUX_RUN_DIR|$HOME|$ZDOTDIR|$TERM|$LANG"')).toBe(
-      `${server.runDir}|${server.home}|${server.home}|xterm-256color|C.UTF-8`,
+      `${server.registryDir}|${server.home}|${server.home}|xterm-256color|C.UTF-8`,
     );
     expect(await pane.runWithStatus('false')).toEqual({ output: '', status: 1 });
     expect(await pane.run('print a; print; print b;')).toBe('a\n\nb');
@@ -40,9 +40,9 @@ describe('tmux test harness', () => {
     try {
       server = await startServer({ env: { EXTRA: 'yes' } });
       const pane = await server.newPane({ env: { PER_PANE: 'p', TMUX_RUN_NOTIFY: undefined } });
-      expect(await pane.run('print -r -- "${HARNESS_SHOULD_NOT_LEAK-unset} $EXTRA $PER_PANE ${TMUX_RUN_NOTIFY-unset}"')).toBe(
-        'unset yes p unset',
-      );
+      expect(
+        await pane.run('print -r -- "${HARNESS_SHOULD_NOT_LEAK-unset} $EXTRA $PER_PANE ${TMUX_RUN_NOTIFY-unset}"'),
+      ).toBe('unset yes p unset');
     } finally {
       delete process.env.HARNESS_SHOULD_NOT_LEAK;
     }
@@ -98,7 +98,9 @@ describe('tmux test harness', () => {
     const [pid] = descendantsOf(await pane.shellPid());
     expect(pid).toBeDefined();
     await server.kill({ timeoutMs: 500 });
-    expect(assertNoLeftovers(server)).toEqual([`pid ${pid} (sleep 1000): started by the server; still running after kill()`]);
+    expect(assertNoLeftovers(server)).toEqual([
+      `pid ${pid} (sleep 1000): started by the server; still running after kill()`,
+    ]);
     expect(processAlive(pid ?? 0)).toBe(false);
   });
 });

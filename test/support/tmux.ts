@@ -65,8 +65,8 @@ export interface TmuxServer {
   /** A fresh temporary HOME (0700) used by the panes; also their ZDOTDIR. */
   home: string;
   /** A fresh TMUX_RUN_DIR (0700) for the product under test. */
-  runDir: string;
-  /** The temporary directory holding socket, home and runDir; removed by kill(). */
+  registryDir: string;
+  /** The temporary directory holding socket, home and registryDir; removed by kill(). */
   baseDir: string;
   /** The environment panes get (and every tmux client call runs with). */
   env: Record<string, string>;
@@ -211,7 +211,7 @@ export function descendantsOf(pid: number): number[] {
 // This process and its ancestors: never counted as leftovers.
 function selfAndAncestors(): Set<number> {
   const out = new Set<number>();
-  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 1 && !out.has(pid); ) {
+  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 1 && !out.has(pid);) {
     out.add(pid);
     pid = readStat(pid)?.ppid;
   }
@@ -266,7 +266,7 @@ export async function waitUntil<T>(
   for (;;) {
     try {
       const value = await fn();
-      if (value !== undefined && value !== false) return value as T;
+      if (value !== undefined && value !== false) return value;
       lastError = undefined;
     } catch (err) {
       lastError = err;
@@ -375,7 +375,7 @@ export function makeRunRoot(): string {
 export async function sweepRunRoot(root: string): Promise<string[]> {
   const found: string[] = [];
   const tmuxBin = findExecutable('tmux', [...(process.env.PATH ?? '').split(delimiter), ...STANDARD_PATH]);
-  let dirs: string[] = [];
+  let dirs: string[];
   try {
     dirs = readdirSync(root);
   } catch {
@@ -384,7 +384,10 @@ export async function sweepRunRoot(root: string): Promise<string[]> {
   for (const dir of dirs) {
     const socket = join(root, dir, 'sock');
     if (tmuxBin === undefined || !existsSync(socket)) continue;
-    const r = spawnSync(tmuxBin, ['-S', socket, '-f', '/dev/null', 'kill-server'], { timeout: 5000, env: { PATH: panePath() } });
+    const r = spawnSync(tmuxBin, ['-S', socket, '-f', '/dev/null', 'kill-server'], {
+      timeout: 5000,
+      env: { PATH: panePath() },
+    });
     if (r.status === 0) found.push(`tmux server on ${socket} was still running`);
   }
   await waitUntil(() => processesReferencing([root]).length === 0, 2000, 'leftovers to exit').catch(() => undefined);
@@ -426,7 +429,7 @@ class Server implements TmuxServer {
     readonly tmuxBin: string,
     readonly socket: string,
     readonly home: string,
-    readonly runDir: string,
+    readonly registryDir: string,
     readonly baseDir: string,
     readonly env: Record<string, string>,
     public pid: number,
@@ -515,7 +518,8 @@ class Server implements TmuxServer {
       // Record what refused to go, then stop it so it cannot disturb other tests.
       const stuck = new Map<number, string>();
       for (const pid of watched) {
-        if (processAlive(pid)) stuck.set(pid, `pid ${pid} (${readProcText(pid, 'cmdline').trim() || '?'}): started by the server`);
+        if (processAlive(pid))
+          stuck.set(pid, `pid ${pid} (${readProcText(pid, 'cmdline').trim() || '?'}): started by the server`);
       }
       for (const ref of processesReferencing(needles)) if (!stuck.has(ref.pid)) stuck.set(ref.pid, ref.what);
       for (const [pid, what] of stuck) {
@@ -526,9 +530,11 @@ class Server implements TmuxServer {
           // gone meanwhile
         }
       }
-      await waitUntil(() => [...stuck.keys()].every((pid) => !processAlive(pid)), 2000, 'SIGKILLed leftovers to exit').catch(
-        () => undefined,
-      );
+      await waitUntil(
+        () => [...stuck.keys()].every((pid) => !processAlive(pid)),
+        2000,
+        'SIGKILLed leftovers to exit',
+      ).catch(() => undefined);
     }
     rmSync(this.baseDir, { recursive: true, force: true });
   }
@@ -555,25 +561,26 @@ class Server implements TmuxServer {
 /** Start a tmux server on a private socket with a clean environment; opts.env adds to or (undefined) removes from it. */
 export async function startServer(opts: { env?: Record<string, string | undefined> } = {}): Promise<TmuxServer> {
   const tmuxBin = findExecutable('tmux', [...(process.env.PATH ?? '').split(delimiter), ...STANDARD_PATH]);
-  const zshBin = findExecutable('zsh', STANDARD_PATH) ?? findExecutable('zsh', (process.env.PATH ?? '').split(delimiter));
+  const zshBin =
+    findExecutable('zsh', STANDARD_PATH) ?? findExecutable('zsh', (process.env.PATH ?? '').split(delimiter));
   if (tmuxBin === undefined) throw new Error('tmux not found on PATH');
   if (zshBin === undefined) throw new Error('zsh not found');
 
   const baseDir = mkdtempSync(join(runRoot(), 'srv-'));
   chmodSync(baseDir, 0o700);
   const home = join(baseDir, 'home');
-  const runDir = join(baseDir, 'run');
+  const registryDir = join(baseDir, 'run');
   mkdirSync(home, { mode: 0o700 });
-  mkdirSync(runDir, { mode: 0o700 });
+  mkdirSync(registryDir, { mode: 0o700 });
   chmodSync(home, 0o700);
-  chmodSync(runDir, 0o700);
+  chmodSync(registryDir, 0o700);
   writeFileSync(join(home, '.zshenv'), ZSHENV, { mode: 0o600 });
   writeFileSync(join(home, '.zshrc'), DEFAULT_ZSHRC, { mode: 0o600 });
   const socket = join(baseDir, 'sock');
 
   const env: Record<string, string> = {
     HOME: home,
-    TMUX_RUN_DIR: runDir,
+    TMUX_RUN_DIR: registryDir,
     XDG_STATE_HOME: join(home, '.local', 'state'),
     PATH: panePath(),
     TERM: 'xterm-256color',
@@ -591,14 +598,38 @@ export async function startServer(opts: { env?: Record<string, string | undefine
     // The placeholder window keeps the session (and so the server) alive while tests add and
     // kill panes. Options are set in the same client call, before any test pane exists.
     await runTmux(tmuxBin, socket, env, [
-      'new-session', '-d', '-x', '200', '-y', '50', '-s', SESSION, '-n', 'placeholder', '-c', home,
-      'sleep', '2147483647', ';',
-      'set-option', '-g', 'default-terminal', 'xterm-256color', ';',
-      'set-option', '-g', 'history-limit', '100000', ';',
-      'set-option', '-g', 'remain-on-exit', 'off',
+      'new-session',
+      '-d',
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-s',
+      SESSION,
+      '-n',
+      'placeholder',
+      '-c',
+      home,
+      'sleep',
+      '2147483647',
+      ';',
+      'set-option',
+      '-g',
+      'default-terminal',
+      'xterm-256color',
+      ';',
+      'set-option',
+      '-g',
+      'history-limit',
+      '100000',
+      ';',
+      'set-option',
+      '-g',
+      'remain-on-exit',
+      'off',
     ]);
     const pid = Number((await runTmux(tmuxBin, socket, env, ['display-message', '-p', '#{pid}'])).trim());
-    const server = new Server(tmuxBin, socket, home, runDir, baseDir, env, pid);
+    const server = new Server(tmuxBin, socket, home, registryDir, baseDir, env, pid);
     liveServers.add(server);
     installExitHook();
     return server;
@@ -612,7 +643,7 @@ export async function startServer(opts: { env?: Record<string, string | undefine
 /**
  * After `await server.kill()`: everything still tied to the server, as readable lines
  * (expect it to equal []). Covers the server pid, processes whose argv or environment
- * mention its directory (socket, home, runDir), and the directory itself. Offenders found
+ * mention its directory (socket, home, registryDir), and the directory itself. Offenders found
  * here are SIGKILLed after being listed, so one failing test does not poison the next.
  */
 export function assertNoLeftovers(server: TmuxServer): string[] {
@@ -706,14 +737,16 @@ class TmuxPane implements Pane {
         `command ${JSON.stringify(cmd)} to finish in pane ${this.id}`,
       );
     } catch (err) {
-      throw new Error(`${errorText(err)}; last screen:\n${await this.capture().catch(() => '?')}`);
+      throw new Error(`${errorText(err)}; last screen:\n${await this.capture().catch(() => '?')}`, { cause: err });
     }
 
     let end = lines.length - 1;
     while (end >= 0 && lines[end] !== promptLine) end--;
     const start = findEcho(lines.slice(0, Math.max(0, end)), echo, this.prompt + cmd.slice(0, 40), 0);
     if (end < 0 || start < 0) {
-      throw new Error(`cannot find the output of ${JSON.stringify(cmd)} in pane ${this.id}; screen:\n${lines.join('\n')}`);
+      throw new Error(
+        `cannot find the output of ${JSON.stringify(cmd)} in pane ${this.id}; screen:\n${lines.join('\n')}`,
+      );
     }
     return { output: lines.slice(start + 1, end).join('\n'), status };
   }
@@ -736,7 +769,7 @@ class TmuxPane implements Pane {
         `the screen of pane ${this.id}`,
       );
     } catch (err) {
-      throw new Error(`${errorText(err)}; last screen:\n${last}`);
+      throw new Error(`${errorText(err)}; last screen:\n${last}`, { cause: err });
     }
   }
 
@@ -754,7 +787,9 @@ class TmuxPane implements Pane {
       );
     } catch (err) {
       const where = last === undefined ? '' : ` cursor at ${last.cursorX},${last.cursorY}`;
-      throw new Error(`${errorText(err)};${where} last screen:\n${tidy(last?.visible.join('\n') ?? '')}`);
+      throw new Error(`${errorText(err)};${where} last screen:\n${tidy(last?.visible.join('\n') ?? '')}`, {
+        cause: err,
+      });
     }
   }
 
@@ -762,14 +797,23 @@ class TmuxPane implements Pane {
   async kill(): Promise<void> {
     const pid = await this.shellPid().catch(() => undefined);
     await this.server.tmux(['kill-pane', '-t', this.id]).catch(() => undefined);
-    if (pid !== undefined) await waitUntil(() => !processAlive(pid), DEFAULT_TIMEOUT_MS, `pane ${this.id} (pid ${pid}) to exit`);
+    if (pid !== undefined)
+      await waitUntil(() => !processAlive(pid), DEFAULT_TIMEOUT_MS, `pane ${this.id} (pid ${pid}) to exit`);
   }
 
   // Cursor, title and visible screen in one tmux call.
   private async state(): Promise<PaneState> {
     const out = await this.server.tmux([
-      'display-message', '-p', '-t', this.id, '#{cursor_x} #{cursor_y} #{pane_title}', ';',
-      'capture-pane', '-p', '-t', this.id,
+      'display-message',
+      '-p',
+      '-t',
+      this.id,
+      '#{cursor_x} #{cursor_y} #{pane_title}',
+      ';',
+      'capture-pane',
+      '-p',
+      '-t',
+      this.id,
     ]);
     const newline = out.indexOf('\n');
     const head = newline < 0 ? out : out.slice(0, newline);
@@ -824,7 +868,10 @@ export function uniqueToken(): string {
  * Starts one server for the test file (beforeAll) and hands it to `set`; after the file (afterAll)
  * kills it and checks that nothing it started is left.
  */
-export function useServer(set: (server: TmuxServer) => void, opts?: { env?: Record<string, string | undefined> }): void {
+export function useServer(
+  set: (server: TmuxServer) => void,
+  opts?: { env?: Record<string, string | undefined> },
+): void {
   let server: TmuxServer | undefined;
   beforeAll(async () => {
     server = await startServer(opts);

@@ -1,13 +1,19 @@
 // Unit tests of the pure pieces: framing, tokens, generations, /proc parsing, snapshots, tmux lines, output encoding.
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FrameDecoder, FrameError } from '../../helper/framing.js';
-import { bindingText, signBinding, tokenMatches, type Binding } from '../../helper/token.js';
-import { paneGeneration, processGeneration, scriptDigest, serverGeneration, freshId } from '../../helper/generation.js';
-import { parseProcStat } from '../../helper/proc.js';
-import { parseSnapshot } from '../../helper/shellchannel.js';
-import { parsePaneLine, splitEscaped } from '../../src/tmux.js';
-import { encodeStream, failure, renderText } from '../../src/result.js';
-import { validateRunInput, validateRunOutput } from '../../src/validate.js';
+import { encodeFrame, FrameDecoder, FrameError } from '../../src/protocol/framing.js';
+import { bindingText, signBinding, tokenMatches, type Binding } from '../../src/protocol/token.js';
+import {
+  paneGeneration,
+  processGeneration,
+  scriptDigest,
+  serverGeneration,
+  freshId,
+} from '../../src/enrollment/generation.js';
+import { parseProcStat } from '../../src/os/proc.js';
+import { parseSnapshot } from '../../helper/shell-channel.js';
+import { parsePaneLine, splitEscaped } from '../../src/os/tmux.js';
+import { encodeStream, failure, renderText } from '../../src/broker/result.js';
+import { validateRunInput, validateRunOutput } from '../../src/broker/contract.js';
 
 const binding: Binding = {
   run_id: 'a'.repeat(32),
@@ -23,7 +29,11 @@ const binding: Binding = {
 
 describe('framing', () => {
   it('round-trips values split at every byte', () => {
-    const frames = Buffer.concat([encodeFrame({ a: 1, b: Buffer.from([0, 255]) }), encodeFrame('x'), encodeFrame(null)]);
+    const frames = Buffer.concat([
+      encodeFrame({ a: 1, b: Buffer.from([0, 255]) }),
+      encodeFrame('x'),
+      encodeFrame(null),
+    ]);
     const d = new FrameDecoder();
     const out: unknown[] = [];
     for (const byte of frames) out.push(...d.push(Buffer.from([byte])));
@@ -48,7 +58,10 @@ describe('tokens', () => {
   it('signs every field: changing any one changes the token', () => {
     const t = signBinding(secret, binding);
     for (const key of Object.keys(binding) as Array<keyof Binding>) {
-      const changed = { ...binding, [key]: typeof binding[key] === 'number' ? (binding[key] as number) + 1 : `${binding[key] as string}0` };
+      const changed = {
+        ...binding,
+        [key]: typeof binding[key] === 'number' ? binding[key] + 1 : `${binding[key]}0`,
+      };
       expect(signBinding(secret, changed), key).not.toBe(t);
     }
     expect(signBinding(Buffer.alloc(32, 8), binding)).not.toBe(t);
@@ -73,7 +86,8 @@ describe('generations', () => {
   it('the pane generation changes with each of its parts', () => {
     const g = { server_generation: 's', pane_id: '%1', process_generation: 'p', enrollment_generation: 'e' };
     const base = paneGeneration(g);
-    for (const k of Object.keys(g) as Array<keyof typeof g>) expect(paneGeneration({ ...g, [k]: `${g[k]}x` })).not.toBe(base);
+    for (const k of Object.keys(g) as Array<keyof typeof g>)
+      expect(paneGeneration({ ...g, [k]: `${g[k]}x` })).not.toBe(base);
   });
   it('names a server by pid, start time and socket, within 128 characters', () => {
     const s = serverGeneration('/tmp/x/'.repeat(100), 4194304, '18446744073709551615', 'boot');
@@ -90,7 +104,16 @@ describe('generations', () => {
 describe('/proc/PID/stat parsing', () => {
   it('counts fields after the last parenthesis, whatever the command name holds', () => {
     const text = '1234 (a) b) R 1 2000 2000 34816 2001 4194304 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0';
-    expect(parseProcStat(1234, text)).toEqual({ pid: 1234, ppid: 1, pgrp: 2000, session: 2000, ttyNr: 34816, tpgid: 2001, startTicks: '987654', state: 'R' });
+    expect(parseProcStat(1234, text)).toEqual({
+      pid: 1234,
+      ppid: 1,
+      pgrp: 2000,
+      session: 2000,
+      ttyNr: 34816,
+      tpgid: 2001,
+      startTicks: '987654',
+      state: 'R',
+    });
   });
   it('rejects truncated text', () => {
     expect(parseProcStat(1, '1 (x) R 1 2')).toBeUndefined();
@@ -111,8 +134,15 @@ describe('tmux list-panes lines', () => {
   it('splits on unescaped spaces and unescapes tmux quoting', () => {
     expect(splitEscaped('a\\ b c\\\\ d')).toEqual(['a b', 'c\\', 'd']);
     expect(parsePaneLine('%3 100 200 /dev/pts/4 1 my\\ session win\\;1 title /home/x\\ y')).toEqual({
-      pane_id: '%3', server_pid: 100, pane_pid: 200, pane_tty: '/dev/pts/4', window_index: 1,
-      session: 'my session', window_name: 'win;1', pane_title: 'title', pane_current_path: '/home/x y',
+      pane_id: '%3',
+      server_pid: 100,
+      pane_pid: 200,
+      pane_tty: '/dev/pts/4',
+      window_index: 1,
+      session: 'my session',
+      window_name: 'win;1',
+      pane_title: 'title',
+      pane_current_path: '/home/x y',
     });
     expect(parsePaneLine('garbage')).toBeUndefined();
   });
@@ -120,8 +150,18 @@ describe('tmux list-panes lines', () => {
 
 describe('results', () => {
   it('returns UTF-8 output as text and anything else as base64, with raw byte counts', () => {
-    expect(encodeStream(Buffer.from('héllo ✓'))).toEqual({ encoding: 'utf-8', data: 'héllo ✓', bytes: 10, truncated: false });
-    expect(encodeStream(Buffer.from([0xff, 0xfe]))).toEqual({ encoding: 'base64', data: '//4=', bytes: 2, truncated: false });
+    expect(encodeStream(Buffer.from('héllo ✓'))).toEqual({
+      encoding: 'utf-8',
+      data: 'héllo ✓',
+      bytes: 10,
+      truncated: false,
+    });
+    expect(encodeStream(Buffer.from([0xff, 0xfe]))).toEqual({
+      encoding: 'base64',
+      data: '//4=',
+      bytes: 2,
+      truncated: false,
+    });
   });
   it('gives not_sent errors effects none, valid against the contract', () => {
     const r = failure('not_enrolled', 'no', 'not_sent');
@@ -142,13 +182,13 @@ describe('results', () => {
 
 describe('the registry directory', () => {
   it('is TMUX_RUN_DIR, else under XDG_RUNTIME_DIR, else under /run/user/UID when it exists, else /tmp', async () => {
-    const { resolveRunDir } = await import('../../helper/rundir.js');
+    const { resolveRegistryDir } = await import('../../src/enrollment/registry-dir.js');
     const exists = () => true;
     const missing = () => false;
-    expect(resolveRunDir({ TMUX_RUN_DIR: '/x', XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/x');
-    expect(resolveRunDir({ XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/y/tmux-run');
+    expect(resolveRegistryDir({ TMUX_RUN_DIR: '/x', XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/x');
+    expect(resolveRegistryDir({ XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/y/tmux-run');
     // An MCP client that passes no XDG_RUNTIME_DIR still finds the shells' registry.
-    expect(resolveRunDir({}, 5, exists)).toBe('/run/user/5/tmux-run');
-    expect(resolveRunDir({}, 5, missing)).toBe('/tmp/tmux-run-5');
+    expect(resolveRegistryDir({}, 5, exists)).toBe('/run/user/5/tmux-run');
+    expect(resolveRegistryDir({}, 5, missing)).toBe('/tmp/tmux-run-5');
   });
 });

@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HelperService } from '../../helper/service.js';
-import { memoryPair, type Transport } from '../../helper/transport.js';
-import { AuditLog } from '../../helper/audit.js';
-import { signBinding, type Binding } from '../../helper/token.js';
-import { freshId, scriptDigest } from '../../helper/generation.js';
-import type { EnrollmentRecord } from '../../helper/record.js';
-import type { AskResult } from '../../helper/shellchannel.js';
-import type { Reply } from '../../helper/wire.js';
+import { memoryPair, type Transport } from '../../src/protocol/transport.js';
+import { AuditLog } from '../../src/audit/audit-log.js';
+import { signBinding, type Binding } from '../../src/protocol/token.js';
+import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { AskResult } from '../../helper/shell-channel.js';
+import type { Reply } from '../../src/protocol/messages.js';
 
 const secret = Buffer.alloc(32, 9);
 let dir: string;
@@ -20,17 +20,36 @@ let askAnswer: AskResult;
 let notices: string[];
 
 const record: EnrollmentRecord = {
-  version: 1, pane_id: '%7', generation: 'e'.repeat(32), server_generation: '1.2.srv', process_generation: 'a'.repeat(32),
-  enrollment_generation: 'b'.repeat(32), tmux_socket: '/nonexistent', tmux_server_pid: 1, shell_pid: process.pid,
-  shell_start: '0', shell_tty: '/dev/null', helper_pid: process.pid, socket: '/nonexistent', channel: '/nonexistent',
-  enrolled_at: new Date().toISOString(), secret: secret.toString('hex'),
+  version: 1,
+  pane_id: '%7',
+  generation: 'e'.repeat(32),
+  server_generation: '1.2.srv',
+  process_generation: 'a'.repeat(32),
+  enrollment_generation: 'b'.repeat(32),
+  tmux_socket: '/nonexistent',
+  tmux_server_pid: 1,
+  shell_pid: process.pid,
+  shell_start: '0',
+  shell_tty: '/dev/null',
+  helper_pid: process.pid,
+  socket: '/nonexistent',
+  channel: '/nonexistent',
+  enrolled_at: new Date().toISOString(),
+  secret: secret.toString('hex'),
 };
 
 function bindingFor(script: string, over: Partial<Binding> = {}): Binding {
   return {
-    run_id: freshId(), script_digest: scriptDigest(script), server_generation: record.server_generation, pane_id: record.pane_id,
-    enrollment_generation: record.enrollment_generation, process_generation: record.process_generation,
-    stdout_limit: 65536, stderr_limit: 65536, issued_at: Date.now(), ...over,
+    run_id: freshId(),
+    script_digest: scriptDigest(script),
+    server_generation: record.server_generation,
+    pane_id: record.pane_id,
+    enrollment_generation: record.enrollment_generation,
+    process_generation: record.process_generation,
+    stdout_limit: 65536,
+    stderr_limit: 65536,
+    issued_at: Date.now(),
+    ...over,
   };
 }
 
@@ -59,7 +78,7 @@ beforeEach(() => {
   service = new HelperService({
     record,
     secret,
-    shell: { ask: async () => askAnswer, notify: (t: string) => notices.push(t), revoked: () => {} },
+    shell: { ask: () => Promise.resolve(askAnswer), notify: (t: string) => notices.push(t), revoked: () => {} },
     audit: new AuditLog(join(dir, 'state', 'audit.jsonl')),
     onRevoke: () => {},
     alive: () => true,
@@ -108,7 +127,11 @@ describe('helper service over an in-memory pair', () => {
   it('refuses when the editor is not empty, and runs nothing', async () => {
     askAnswer = { ok: false, reason: 'editor_not_empty' };
     const marker = join(dir, 'ran');
-    expect(last(await request(runMessage(`touch ${marker}`)))).toMatchObject({ type: 'error', code: 'editor_not_empty', ran: false });
+    expect(last(await request(runMessage(`touch ${marker}`)))).toMatchObject({
+      type: 'error',
+      code: 'editor_not_empty',
+      ran: false,
+    });
     expect(existsSync(marker)).toBe(false);
   });
 

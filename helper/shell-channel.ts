@@ -2,7 +2,7 @@
 // Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; N TEXT draws a notice; X revokes.
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { freshId } from './generation.js';
+import { freshId } from '../src/enrollment/generation.js';
 
 export type Snapshot = { cwd: string; env: Record<string, string> };
 export type AskResult = { ok: true; snapshot: Snapshot } | { ok: false; reason: string };

@@ -29,7 +29,11 @@ export class AuditLog {
         mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
         this.dirReady = true;
       }
-      fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+      fd = openSync(
+        this.path,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+        0o600,
+      );
       const st = fstatSync(fd);
       if (!st.isFile() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0) {
         throw new Error(`${this.path} must be a regular file owned by you with mode 0600`);

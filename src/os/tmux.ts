@@ -8,11 +8,24 @@ const READ_ONLY = new Set(['list-panes', 'display-message']);
 export function tmuxQuery(socket: string, args: string[], timeoutMs = 5000): Promise<string> {
   const command = args[0];
   if (command === undefined || !READ_ONLY.has(command)) {
-    return Promise.reject(new Error(`refusing to run tmux command ${String(command)}: only read-only queries are allowed`));
+    return Promise.reject(
+      new Error(`refusing to run tmux command ${String(command)}: only read-only queries are allowed`),
+    );
   }
   return new Promise((resolve, reject) => {
-    execFile(process.env.TMUX_RUN_TMUX || 'tmux', ['-S', socket, ...args], { timeout: timeoutMs, maxBuffer: 4 << 20 }, (e, out) =>
-      e ? reject(e) : resolve(out),
+    execFile(
+      process.env.TMUX_RUN_TMUX || 'tmux',
+      ['-S', socket, ...args],
+      { timeout: timeoutMs, maxBuffer: 4 << 20 },
+      (e, out, err) => {
+        if (!e) return resolve(out);
+        // tmux's own one-line complaint ("can't find pane: %9") says more than "Command failed".
+        const said = String(err ?? '')
+          .trim()
+          .split('\n')[0];
+        const why = said || (e.killed ? `tmux did not answer within ${timeoutMs} ms` : e.message.split('\n')[0]);
+        reject(new Error(why, { cause: e }));
+      },
     );
   });
 }
@@ -31,7 +44,17 @@ export interface TmuxPane {
 
 // Fields are separated by spaces; the free-text ones are escaped by tmux (q:), so an escaped space
 // is part of a field. (Control characters cannot separate fields: tmux rewrites them without a UTF-8 locale.)
-const FORMAT = ['#{pane_id}', '#{pid}', '#{pane_pid}', '#{q:pane_tty}', '#{window_index}', '#{q:session_name}', '#{q:window_name}', '#{q:pane_title}', '#{q:pane_current_path}'].join(' ');
+const FORMAT = [
+  '#{pane_id}',
+  '#{pid}',
+  '#{pane_pid}',
+  '#{q:pane_tty}',
+  '#{window_index}',
+  '#{q:session_name}',
+  '#{q:window_name}',
+  '#{q:pane_title}',
+  '#{q:pane_current_path}',
+].join(' ');
 
 /** Splits a line on unescaped spaces and removes tmux's backslash escapes (pure). */
 export function splitEscaped(line: string): string[] {

@@ -1,6 +1,6 @@
 // The tool's structured results: the success and error variants of the contract's output schema.
 import { isUtf8 } from 'node:buffer';
-import type { Completion } from '../helper/wire.js';
+import type { Completion } from '../protocol/messages.js';
 
 export type Delivery = 'not_sent' | 'possibly_sent' | 'observed';
 
@@ -34,7 +34,10 @@ export interface Effects {
 }
 
 export type ToolResult =
-  | { ok: true; data: { target: Target; authorization: Authorization; completion: Completion; stdout: Stream; stderr: Stream } }
+  | {
+      ok: true;
+      data: { target: Target; authorization: Authorization; completion: Completion; stdout: Stream; stderr: Stream };
+    }
   | { ok: false; error: { code: string; message: string; delivery: Delivery; effects?: Effects } };
 
 /** Output as UTF-8 when it is valid UTF-8, else base64; `bytes` is the raw count. */
@@ -49,18 +52,26 @@ export function encodeStream(buf: Buffer): Stream {
  * shown as `\xHH`: messages and listings name outside things (directories, tmux names).
  */
 export function visible(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }
 
 /** An error result; `effects` is derived from delivery unless given. */
 export function failure(code: string, message: string, delivery: Delivery, effects?: Effects): ToolResult {
   const fx: Effects | undefined =
-    effects ?? (delivery === 'not_sent' ? { state: 'none', authorization: null, completion: { state: 'unobserved' } } : undefined);
+    effects ??
+    (delivery === 'not_sent' ? { state: 'none', authorization: null, completion: { state: 'unobserved' } } : undefined);
   return { ok: false, error: { code, message: visible(message), delivery, ...(fx ? { effects: fx } : {}) } };
 }
 
 const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>
-  c.state === 'exited' ? `exit status ${c.exit_status}` : c.state === 'signaled' ? `killed by signal ${c.signal}` : 'end not observed';
+  c.state === 'exited'
+    ? `exit status ${c.exit_status}`
+    : c.state === 'signaled'
+      ? `killed by signal ${c.signal}`
+      : 'end not observed';
 
 /** A short text rendering of a result for clients that show text. */
 export function renderText(r: ToolResult): string {
@@ -70,6 +81,12 @@ export function renderText(r: ToolResult): string {
   }
   const d = r.data;
   const show = (name: string, s: Stream): string =>
-    s.bytes === 0 ? `${name}: (empty)` : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}):\n${s.data}`;
-  return [`run ${d.authorization.run_id.slice(0, 8)} in pane ${d.target.id}: ${describeCompletion(d.completion)}`, show('stdout', d.stdout), show('stderr', d.stderr)].join('\n');
+    s.bytes === 0
+      ? `${name}: (empty)`
+      : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}):\n${s.data}`;
+  return [
+    `run ${d.authorization.run_id.slice(0, 8)} in pane ${d.target.id}: ${describeCompletion(d.completion)}`,
+    show('stdout', d.stdout),
+    show('stderr', d.stderr),
+  ].join('\n');
 }

@@ -1,15 +1,15 @@
 // tmux_run in the broker: validate, resolve the target to its live enrollment, authorize (digest,
 // run id, HMAC over the generations), hand the run to the pane's helper, and report what happened.
-import { RunDirError } from '../helper/rundir.js';
-import { freshId, scriptDigest } from '../helper/generation.js';
-import { signBinding, type Binding } from '../helper/token.js';
-import type { AuditLog } from '../helper/audit.js';
-import type { Reply } from '../helper/wire.js';
-import { terminateGroup } from '../helper/runner.js';
+import { RegistryDirError } from '../enrollment/registry-dir.js';
+import { freshId, scriptDigest } from '../enrollment/generation.js';
+import { signBinding, type Binding } from '../protocol/token.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { Reply } from '../protocol/messages.js';
+import { terminateGroup } from '../os/process-group.js';
 import { recordProblem, recordSocket, scanRecords } from './registry.js';
-import { ConnectError, connectHelper, exchange } from './helperclient.js';
+import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { failure, encodeStream, type Authorization, type ToolResult } from './result.js';
-import { validateRunInput } from './validate.js';
+import { validateRunInput } from './contract.js';
 
 export const DEFAULT_LIMIT = 65536;
 export const MAX_SCRIPT_BYTES = 65536;
@@ -41,20 +41,36 @@ export interface RunContext {
 /** Runs one tmux_run call to its end; never throws, always returns one result. */
 export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult> {
   const v = validateRunInput(raw);
-  if (!v.ok) return failure('invalid_arguments', `invalid tmux_run arguments: ${v.message}; nothing was run`, 'not_sent');
+  if (!v.ok)
+    return failure('invalid_arguments', `invalid tmux_run arguments: ${v.message}; nothing was run`, 'not_sent');
   const args = raw as RunArgs;
   const bytes = Buffer.byteLength(args.script, 'utf8');
   if (bytes > MAX_SCRIPT_BYTES) {
-    return failure('invalid_arguments', `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes; nothing was run`, 'not_sent');
+    return failure(
+      'invalid_arguments',
+      `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes; nothing was run`,
+      'not_sent',
+    );
   }
   // An unpaired surrogate has no UTF-8 form: it would run (and be digested) as U+FFFD, not as sent.
   if (/[\uD800-\uDFFF]/u.test(args.script)) {
-    return failure('invalid_arguments', 'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form); nothing was run', 'not_sent');
+    return failure(
+      'invalid_arguments',
+      'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form); nothing was run',
+      'not_sent',
+    );
   }
   const digest = scriptDigest(args.script);
   const runId = freshId();
   const refuse = (code: string, message: string): ToolResult => {
-    ctx.audit.tryAppend({ event: 'refused', run_id: runId, pane_id: args.target.id, script_digest: digest, outcome: code, by: 'broker' });
+    ctx.audit.tryAppend({
+      event: 'refused',
+      run_id: runId,
+      pane_id: args.target.id,
+      script_digest: digest,
+      outcome: code,
+      by: 'broker',
+    });
     ctx.log(`run ${runId.slice(0, 8)} (sha256 ${digest.slice(0, 12)}) refused: ${code}`);
     return failure(code, message, 'not_sent');
   };
@@ -63,23 +79,35 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   try {
     records = scanRecords(ctx.dir); // checks the directory first
   } catch (e) {
-    if (e instanceof RunDirError && /does not exist/.test(e.message)) {
+    if (e instanceof RegistryDirError && /does not exist/.test(e.message)) {
       return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (no pane is); nothing was run`);
     }
-    return refuse(e instanceof RunDirError ? 'unsafe_directory' : 'internal_error', `${(e as Error).message}; nothing was run`);
+    return refuse(
+      e instanceof RegistryDirError ? 'unsafe_directory' : 'internal_error',
+      `${(e as Error).message}; nothing was run`,
+    );
   }
   const forPane = records.filter((r) => r.pane_id === args.target.id);
   const rec = forPane.find((r) => r.generation === args.target.generation);
   if (!rec) {
     if (forPane.length === 0) {
-      return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes); nothing was run`);
+      return refuse(
+        'not_enrolled',
+        `pane ${args.target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes); nothing was run`,
+      );
     }
-    return refuse('stale_generation', `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes; nothing was run`);
+    return refuse(
+      'stale_generation',
+      `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes; nothing was run`,
+    );
   }
 
   const problem = recordProblem(rec);
   if (problem) {
-    return refuse('not_enrolled', `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes; nothing was run`);
+    return refuse(
+      'not_enrolled',
+      `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes; nothing was run`,
+    );
   }
 
   const binding: Binding = {
@@ -103,7 +131,10 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   try {
     t = await connectHelper(recordSocket(ctx.dir, rec));
   } catch (e) {
-    return refuse('helper_unreachable', `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? e.errno ?? 'error' : 'error'}); its enrollment may have ended; list panes again; nothing was run`);
+    return refuse(
+      'helper_unreachable',
+      `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended; list panes again; nothing was run`,
+    );
   }
   const x = exchange(t);
   const target = args.target;
@@ -120,20 +151,43 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       if (cancelTimer) clearTimeout(cancelTimer);
       ctx.signal?.removeEventListener('abort', onAbort);
       x.close();
-      if (ctx.signal?.aborted) ctx.log(`${tag} cancelled by the client: ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`);
+      if (ctx.signal?.aborted)
+        ctx.log(
+          `${tag} cancelled by the client: ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`,
+        );
       resolve(r);
     };
     // Outcomes only the broker saw (the helper could not report them) go to the audit trail from here.
     const auditEnd = (outcome: string, detail: string): void => {
-      ctx.audit.tryAppend({ event: 'end', run_id: runId, pane_id: rec.pane_id, script_digest: digest, outcome, by: 'broker', ran: pgid !== undefined ? true : 'unknown', ...(pgid !== undefined ? { pgid } : {}), detail });
+      ctx.audit.tryAppend({
+        event: 'end',
+        run_id: runId,
+        pane_id: rec.pane_id,
+        script_digest: digest,
+        outcome,
+        by: 'broker',
+        ran: pgid !== undefined ? true : 'unknown',
+        ...(pgid !== undefined ? { pgid } : {}),
+        detail,
+      });
     };
     const onAbort = (): void => {
       x.send({ type: 'cancel', run_id: runId });
       // The helper stops the group and reports; if it does not, drop the link (it then cancels) and stop the group here.
       cancelTimer = setTimeout(() => {
         if (pgid !== undefined) terminateGroup(pgid);
-        auditEnd('cancelled', `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`);
-        settle(failure('cancelled', 'the call was cancelled; the helper did not confirm the stop in time, so tmux-run stopped the run\'s process group itself', 'observed', { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } }));
+        auditEnd(
+          'cancelled',
+          `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`,
+        );
+        settle(
+          failure(
+            'cancelled',
+            "the call was cancelled; the helper did not confirm the stop in time, so tmux-run stopped the run's process group itself",
+            'observed',
+            { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
+          ),
+        );
       }, CANCEL_WAIT_MS);
     };
     ctx.signal?.addEventListener('abort', onAbort, { once: true });
@@ -151,17 +205,41 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
           ctx.onProgress?.(r);
           return;
         case 'done':
-          settle({ ok: true, data: { target, authorization: auth, completion: r.completion, stdout: encodeStream(r.stdout), stderr: encodeStream(r.stderr) } });
+          settle({
+            ok: true,
+            data: {
+              target,
+              authorization: auth,
+              completion: r.completion,
+              stdout: encodeStream(r.stdout),
+              stderr: encodeStream(r.stderr),
+            },
+          });
           return;
         case 'error':
           settle(
-            failure(r.code, r.message, 'observed', r.ran
-              ? { state: r.completion ? 'known' : 'unknown', authorization: auth, completion: r.completion ?? { state: 'unobserved' } }
-              : { state: 'none', authorization: auth, completion: { state: 'unobserved' } }),
+            failure(
+              r.code,
+              r.message,
+              'observed',
+              r.ran
+                ? {
+                    state: r.completion ? 'known' : 'unknown',
+                    authorization: auth,
+                    completion: r.completion ?? { state: 'unobserved' },
+                  }
+                : { state: 'none', authorization: auth, completion: { state: 'unobserved' } },
+            ),
           );
           return;
         default:
-          settle(failure('internal_error', `the helper answered a run with an unexpected ${r.type} message`, 'observed', { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } }));
+          settle(
+            failure('internal_error', `the helper answered a run with an unexpected ${r.type} message`, 'observed', {
+              state: 'unknown',
+              authorization: auth,
+              completion: { state: 'unobserved' },
+            }),
+          );
       }
     };
     x.onclose = (e) => {
@@ -169,7 +247,10 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       // The helper is gone mid-run: it cannot clean up after SIGKILL, so the broker stops the group it was told about.
       if (pgid !== undefined) terminateGroup(pgid);
       const why = e ? ` (${e.message})` : '';
-      auditEnd('helper_lost', `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`);
+      auditEnd(
+        'helper_lost',
+        `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`,
+      );
       settle(
         failure(
           'helper_lost',

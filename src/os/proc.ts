@@ -46,7 +46,10 @@ export function procStat(pid: number): ProcStat | undefined {
 export function parseProcStat(pid: number, text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  const f = text.slice(close + 2).trim().split(' ');
+  const f = text
+    .slice(close + 2)
+    .trim()
+    .split(' ');
   // f[0] is field 3 (state); field n is f[n - 3].
   const num = (n: number): number => Number(f[n - 3]);
   const start = f[22 - 3];

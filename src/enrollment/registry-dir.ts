@@ -3,7 +3,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 
 /** An unsafe or unusable registry directory; the message says what is wrong and how to fix it. */
-export class RunDirError extends Error {
+export class RegistryDirError extends Error {
   readonly code = 'unsafe_directory';
 }
 
@@ -22,7 +22,7 @@ function ownDirectory(path: string, uid: number): boolean {
  * unset, as in the environment many MCP clients give their servers) /run/user/UID/tmux-run when
  * that runtime directory exists, else /tmp/tmux-run-UID. shell/tmux-run.zsh decides the same way.
  */
-export function resolveRunDir(
+export function resolveRegistryDir(
   env: NodeJS.ProcessEnv = process.env,
   uid: number = process.getuid?.() ?? 0,
   isOwnDirectory: (path: string, uid: number) => boolean = ownDirectory,
@@ -35,12 +35,12 @@ export function resolveRunDir(
 
 /**
  * Checks that `dir` is a real directory (not a symlink), owned by this user, with no group or
- * other access; creates it 0700 when `create` and it is missing. Throws RunDirError otherwise.
+ * other access; creates it 0700 when `create` and it is missing. Throws RegistryDirError otherwise.
  */
-export function checkRunDir(dir: string, opts: { create?: boolean } = {}): string {
+export function checkRegistryDir(dir: string, opts: { create?: boolean } = {}): string {
   if (!isAbsolute(dir)) {
     // Records name sockets by this path: a relative one would mean something else elsewhere.
-    throw new RunDirError(`the directory ${dir} is not an absolute path; set TMUX_RUN_DIR to one`);
+    throw new RegistryDirError(`the directory ${dir} is not an absolute path; set TMUX_RUN_DIR to one`);
   }
   let st;
   try {
@@ -50,27 +50,29 @@ export function checkRunDir(dir: string, opts: { create?: boolean } = {}): strin
       try {
         mkdirSync(dir, { mode: 0o700 });
       } catch (e2) {
-        throw new RunDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`);
+        throw new RegistryDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`);
       }
       st = lstatSync(dir);
     } else if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new RunDirError(`the directory ${dir} does not exist (no pane has been enrolled yet)`);
+      throw new RegistryDirError(`the directory ${dir} does not exist (no pane has been enrolled yet)`);
     } else {
-      throw new RunDirError(`cannot inspect ${dir}: ${(e as Error).message}`);
+      throw new RegistryDirError(`cannot inspect ${dir}: ${(e as Error).message}`);
     }
   }
   if (st.isSymbolicLink()) {
-    throw new RunDirError(`${dir} is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)`);
+    throw new RegistryDirError(`${dir} is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)`);
   }
   if (!st.isDirectory()) {
-    throw new RunDirError(`${dir} is not a directory (remove it or set TMUX_RUN_DIR)`);
+    throw new RegistryDirError(`${dir} is not a directory (remove it or set TMUX_RUN_DIR)`);
   }
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
-    throw new RunDirError(`${dir} belongs to uid ${st.uid}, not to you (uid ${uid}); remove it or set TMUX_RUN_DIR`);
+    throw new RegistryDirError(
+      `${dir} belongs to uid ${st.uid}, not to you (uid ${uid}); remove it or set TMUX_RUN_DIR`,
+    );
   }
   if ((st.mode & 0o077) !== 0) {
-    throw new RunDirError(
+    throw new RegistryDirError(
       `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 '${dir}'`,
     );
   }

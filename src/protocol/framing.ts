@@ -2,8 +2,11 @@
 // 'msgpackr/pack' is msgpackr's plain JavaScript build (pack and unpack; long strings decode with
 // TextDecoder). The default entry also loads a native addon that speeds up string-heavy
 // messages, which frames here are not: about 3 MB resident in every helper, and its load time.
-import { Packr } from 'msgpackr/pack';
+import { Packr as PackrJs } from 'msgpackr/pack';
+import type { Packr as PackrType } from 'msgpackr';
 
+// msgpackr/pack's own type file re-exports from '.', which NodeNext cannot resolve: borrow the main entry's types.
+const Packr = PackrJs as unknown as typeof PackrType;
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false });
 
 /** Largest frame a peer may send unless told otherwise (a full result with two 256 KiB streams fits). */

@@ -1,11 +1,14 @@
 // The broker's side of the helper socket: connect, send one request, read its replies.
 import { connect } from 'node:net';
-import { socketTransport, type Transport } from '../helper/transport.js';
-import { checkReply, type Reply, type Request } from '../helper/wire.js';
+import { socketTransport, type Transport } from '../protocol/transport.js';
+import { checkReply, type Reply, type Request } from '../protocol/messages.js';
 
 /** Connection failures before anything was sent. */
 export class ConnectError extends Error {
-  constructor(message: string, readonly errno: string | undefined) {
+  constructor(
+    message: string,
+    readonly errno: string | undefined,
+  ) {
     super(message);
   }
 }

@@ -51,7 +51,10 @@ export function socketTransport(socket: Socket, maxFrame: number = DEFAULT_MAX_F
       stalled = undefined;
     }
     if (decoder.pending > 0 && !stalled) {
-      stalled = setTimeout(() => finish(new FrameError(`an incomplete frame was held for more than ${FRAME_TIMEOUT_MS / 1000} s`)), FRAME_TIMEOUT_MS);
+      stalled = setTimeout(
+        () => finish(new FrameError(`an incomplete frame was held for more than ${FRAME_TIMEOUT_MS / 1000} s`)),
+        FRAME_TIMEOUT_MS,
+      );
       stalled.unref();
     }
     if (frames.length > 0) onframe?.();

@@ -83,15 +83,28 @@ function isRecord(r: unknown): r is EnrollmentRecord {
   const x = r as Record<string, unknown>;
   return (
     x.version === 1 &&
-    typeof x.pane_id === 'string' && /^%[0-9]{1,30}$/.test(x.pane_id) &&
-    typeof x.generation === 'string' && hex32.test(x.generation) &&
-    typeof x.server_generation === 'string' && x.server_generation.length > 0 && x.server_generation.length <= 128 &&
-    typeof x.process_generation === 'string' && hex32.test(x.process_generation) &&
-    typeof x.enrollment_generation === 'string' && hex32.test(x.enrollment_generation) &&
-    typeof x.tmux_socket === 'string' && typeof x.tmux_server_pid === 'number' &&
-    typeof x.shell_pid === 'number' && typeof x.shell_start === 'string' && typeof x.shell_tty === 'string' &&
-    typeof x.helper_pid === 'number' && typeof x.socket === 'string' && typeof x.channel === 'string' &&
-    typeof x.enrolled_at === 'string' && typeof x.secret === 'string' && /^[a-f0-9]{64}$/.test(x.secret)
+    typeof x.pane_id === 'string' &&
+    /^%[0-9]{1,30}$/.test(x.pane_id) &&
+    typeof x.generation === 'string' &&
+    hex32.test(x.generation) &&
+    typeof x.server_generation === 'string' &&
+    x.server_generation.length > 0 &&
+    x.server_generation.length <= 128 &&
+    typeof x.process_generation === 'string' &&
+    hex32.test(x.process_generation) &&
+    typeof x.enrollment_generation === 'string' &&
+    hex32.test(x.enrollment_generation) &&
+    typeof x.tmux_socket === 'string' &&
+    typeof x.tmux_server_pid === 'number' &&
+    typeof x.shell_pid === 'number' &&
+    typeof x.shell_start === 'string' &&
+    typeof x.shell_tty === 'string' &&
+    typeof x.helper_pid === 'number' &&
+    typeof x.socket === 'string' &&
+    typeof x.channel === 'string' &&
+    typeof x.enrolled_at === 'string' &&
+    typeof x.secret === 'string' &&
+    /^[a-f0-9]{64}$/.test(x.secret)
   );
 }
 

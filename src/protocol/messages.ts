@@ -8,8 +8,7 @@ import type { Binding } from './token.js';
 const validators = createRequire(import.meta.url)('./wire-validators.cjs') as typeof WireValidators;
 
 export type Completion =
-  | { state: 'exited'; exit_status: number; signal: null }
-  | { state: 'signaled'; exit_status: null; signal: number };
+  { state: 'exited'; exit_status: number; signal: null } | { state: 'signaled'; exit_status: null; signal: number };
 
 export type Request =
   | { type: 'ping' }
@@ -18,10 +17,25 @@ export type Request =
   | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string };
 
 export type Reply =
-  | { type: 'pong'; pid: number; shell_pid: number; state: 'idle' | 'busy' | 'running'; cwd: string | null; queued: number; generation: string }
+  | {
+      type: 'pong';
+      pid: number;
+      shell_pid: number;
+      state: 'idle' | 'busy' | 'running';
+      cwd: string | null;
+      queued: number;
+      generation: string;
+    }
   | { type: 'queued'; run_id: string; position: number }
   | { type: 'started'; run_id: string; pgid: number }
-  | { type: 'progress'; run_id: string; phase: 'queued' | 'running'; elapsed_ms: number; stdout_bytes: number; stderr_bytes: number }
+  | {
+      type: 'progress';
+      run_id: string;
+      phase: 'queued' | 'running';
+      elapsed_ms: number;
+      stdout_bytes: number;
+      stderr_bytes: number;
+    }
   | { type: 'done'; run_id: string; completion: Completion; stdout: Buffer; stderr: Buffer; duration_ms: number }
   | ErrorReply
   | { type: 'revoked' };

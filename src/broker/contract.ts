@@ -3,19 +3,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { packageRoot } from '../os/package-root.js';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type * as Precompiled from './contract-validators.cjs';
 
-/** The repository root, from this module's place in src/ or dist/src/. */
-export const ROOT = (() => {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return here.endsWith(join('dist', 'src')) ? join(here, '..', '..') : join(here, '..');
-})();
-
 export const loadSchema = (name: string): Record<string, unknown> =>
-  JSON.parse(readFileSync(join(ROOT, 'schemas', name), 'utf8')) as Record<string, unknown>;
+  JSON.parse(readFileSync(join(packageRoot(), 'schemas', name), 'utf8')) as Record<string, unknown>;
 
 export const runInputSchema = loadSchema('tmux_run.input.schema.json');
 export const runOutputSchema = loadSchema('tmux_run.output.schema.json');
@@ -33,9 +27,16 @@ type Compiled = Record<'runInput' | 'runOutput' | 'panesInput' | 'panesOutput', 
  * Loaded with require: importing CommonJS from an ES module starts Node's export scanner.
  */
 const compiled: Compiled = (() => {
-  const schemas = { runInput: runInputSchema, runOutput: runOutputSchema, panesInput: panesInputSchema, panesOutput: panesOutputSchema };
+  const schemas = {
+    runInput: runInputSchema,
+    runOutput: runOutputSchema,
+    panesInput: panesInputSchema,
+    panesOutput: panesOutputSchema,
+  };
   const require = createRequire(import.meta.url);
-  const digest = createHash('sha256').update(JSON.stringify(Object.values(schemas))).digest('hex');
+  const digest = createHash('sha256')
+    .update(JSON.stringify(Object.values(schemas)))
+    .digest('hex');
   try {
     const pre = require('./contract-validators.cjs') as typeof Precompiled;
     if (pre.digest === digest) return pre;
@@ -65,7 +66,9 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
     case 'additionalProperties':
       return `${where} has an unknown property ${JSON.stringify((e.params as { additionalProperty: string }).additionalProperty).slice(0, 80)}`;
     case 'pattern':
-      return e.instancePath === '/script' ? `${where} must not contain NUL characters` : `${where} must match ${(e.params as { pattern: string }).pattern}`;
+      return e.instancePath === '/script'
+        ? `${where} must not contain NUL characters`
+        : `${where} must match ${(e.params as { pattern: string }).pattern}`;
     default:
       return `${where} ${e.message ?? 'is invalid'}`;
   }

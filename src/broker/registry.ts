@@ -1,12 +1,12 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
 import { lstatSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { checkRunDir } from '../helper/rundir.js';
-import { readRecord, removeQuietly, socketPath, type EnrollmentRecord } from '../helper/record.js';
-import { paneGeneration } from '../helper/generation.js';
-import { procStat } from '../helper/proc.js';
-import { listPanes, type TmuxPane } from './tmux.js';
-import { ping } from './helperclient.js';
+import { checkRegistryDir } from '../enrollment/registry-dir.js';
+import { readRecord, removeQuietly, socketPath, type EnrollmentRecord } from '../enrollment/record.js';
+import { paneGeneration } from '../enrollment/generation.js';
+import { procStat } from '../os/proc.js';
+import { listPanes, type TmuxPane } from '../os/tmux.js';
+import { ping } from './helper-client.js';
 
 /** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
 export interface PaneListing {
@@ -35,7 +35,7 @@ const cache = new Map<string, { rec: EnrollmentRecord; file: string }>();
  * but each file's type, owner and mode are checked again on every scan, and a replaced file is read anew.
  */
 export function scanRecords(dir: string): EnrollmentRecord[] {
-  checkRunDir(dir);
+  checkRegistryDir(dir);
   const names = readdirSync(dir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
   const out: EnrollmentRecord[] = [];
   const uid = process.getuid?.();
@@ -63,7 +63,8 @@ export function scanRecords(dir: string): EnrollmentRecord[] {
     }
     out.push(rec);
   }
-  for (const key of cache.keys()) if (key.startsWith(dir + '/') && !names.includes(key.slice(dir.length + 1))) cache.delete(key);
+  for (const key of cache.keys())
+    if (key.startsWith(dir + '/') && !names.includes(key.slice(dir.length + 1))) cache.delete(key);
   return out;
 }
 
@@ -72,9 +73,11 @@ export function scanRecords(dir: string): EnrollmentRecord[] {
  * the digest of its parts, or a live helper pid that is not a child of its shell. Undefined if none.
  */
 export function recordProblem(rec: EnrollmentRecord): string | undefined {
-  if (paneGeneration(rec) !== rec.generation) return 'its generation does not match its pane, server, shell and enrollment';
+  if (paneGeneration(rec) !== rec.generation)
+    return 'its generation does not match its pane, server, shell and enrollment';
   const helper = procStat(rec.helper_pid);
-  if (helper !== undefined && helper.ppid !== rec.shell_pid) return `its helper (pid ${rec.helper_pid}) is not a child of its shell (pid ${rec.shell_pid})`;
+  if (helper !== undefined && helper.ppid !== rec.shell_pid)
+    return `its helper (pid ${rec.helper_pid}) is not a child of its shell (pid ${rec.shell_pid})`;
   return undefined;
 }
 
@@ -85,10 +88,15 @@ export const recordSocket = (dir: string, rec: EnrollmentRecord): string => sock
  * Removes what a dead enrollment left behind (its helper no longer answers); only files inside
  * `dir`, and no shell channel named in `inUse` (a live enrollment's, named again by a forged record).
  */
-export function removeEnrollmentFiles(dir: string, rec: EnrollmentRecord, inUse: ReadonlySet<string> = new Set()): void {
+export function removeEnrollmentFiles(
+  dir: string,
+  rec: EnrollmentRecord,
+  inUse: ReadonlySet<string> = new Set(),
+): void {
   removeQuietly(join(dir, `${rec.enrollment_generation}.json`));
   removeQuietly(recordSocket(dir, rec));
-  if (dirname(rec.channel) === dir && !inUse.has(rec.channel)) for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(rec.channel + suffix);
+  if (dirname(rec.channel) === dir && !inUse.has(rec.channel))
+    for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(rec.channel + suffix);
   cache.delete(join(dir, `${rec.enrollment_generation}.json`));
 }
 
@@ -151,6 +159,11 @@ export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}
       enrollment_generation: rec.enrollment_generation,
     });
   });
-  out.sort((a, b) => a.tmux_socket.localeCompare(b.tmux_socket) || Number(a.pane_id.slice(1)) - Number(b.pane_id.slice(1)) || a.enrolled_at.localeCompare(b.enrolled_at));
+  out.sort(
+    (a, b) =>
+      a.tmux_socket.localeCompare(b.tmux_socket) ||
+      Number(a.pane_id.slice(1)) - Number(b.pane_id.slice(1)) ||
+      a.enrolled_at.localeCompare(b.enrolled_at),
+  );
   return out;
 }

@@ -3,6 +3,7 @@
 import { readlinkSync, statSync } from 'node:fs';
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type ErrorReply, type Reply, type Request } from '../src/protocol/messages.js';
+import { nothingRan, type ErrorCode } from '../src/protocol/errors.js';
 import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from '../src/protocol/token.js';
 import { scriptDigest } from '../src/enrollment/generation.js';
 import { procStat, procUmask } from '../src/os/proc.js';
@@ -143,7 +144,7 @@ export class HelperService {
   private accept(req: Extract<Request, { type: 'run' }>, t: Transport): Job | undefined {
     const b = req.binding;
     const rec = this.d.record;
-    const refuse = (code: string, message: string): undefined => {
+    const refuse = (code: ErrorCode, message: string): undefined => {
       this.d.audit.tryAppend({
         event: 'refused',
         run_id: b.run_id,
@@ -154,17 +155,17 @@ export class HelperService {
       t.send(err(code, message, b.run_id));
       return undefined;
     };
-    if (this.ended) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    if (this.ended) return refuse('shell_exited', 'the enrolled shell has exited');
     const expected = signBinding(this.d.secret, b);
     if (!tokenMatches(expected, req.token)) {
-      return refuse('unauthorized', 'the authorization token does not match this enrollment; nothing was run');
+      return refuse('unauthorized', 'the authorization token does not match this enrollment');
     }
     if (scriptDigest(req.script) !== b.script_digest) {
-      return refuse('unauthorized', 'the script does not match its authorized digest; nothing was run');
+      return refuse('unauthorized', 'the script does not match its authorized digest');
     }
     // The broker refuses these too; a helper does not rely on it.
     if (req.script.includes('\0') || Buffer.byteLength(req.script, 'utf8') > 65536) {
-      return refuse('invalid_arguments', 'the script contains NUL or is over 65536 bytes of UTF-8; nothing was run');
+      return refuse('invalid_arguments', 'the script contains NUL or is over 65536 bytes of UTF-8');
     }
     if (
       b.pane_id !== rec.pane_id ||
@@ -172,14 +173,11 @@ export class HelperService {
       b.process_generation !== rec.process_generation ||
       b.enrollment_generation !== rec.enrollment_generation
     ) {
-      return refuse(
-        'stale_generation',
-        'the authorization is for another pane, shell, server or enrollment; nothing was run',
-      );
+      return refuse('stale_generation', 'the authorization is for another pane, shell, server or enrollment');
     }
     const now = Date.now();
     if (Math.abs(now - b.issued_at) > TOKEN_TTL_MS) {
-      return refuse('expired', 'the authorization has expired; nothing was run');
+      return refuse('expired', 'the authorization has expired');
     }
     // Oldest first (insertion order): stop at the first one still kept, rather than walk every
     // run id of the last two minutes on each run.
@@ -188,10 +186,10 @@ export class HelperService {
       this.seen.delete(id);
     }
     if (this.seen.has(b.run_id)) {
-      return refuse('replayed', 'this run id was already used; nothing was run');
+      return refuse('replayed', 'this run id was already used');
     }
     this.seen.set(b.run_id, now);
-    if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
     const job: Job = {
       binding: b,
       script: req.script,
@@ -259,7 +257,7 @@ export class HelperService {
         ran: false,
         detail: why === 'caller_gone' ? 'the caller went away while the run was queued' : 'cancelled while queued',
       });
-      this.settle(job, err('cancelled', 'the run was cancelled while queued; nothing was run', job.binding.run_id));
+      this.settle(job, err('cancelled', 'the run was cancelled while queued', job.binding.run_id));
       return;
     }
     if (job.run) job.run.stop('cancelled');
@@ -269,14 +267,14 @@ export class HelperService {
         job,
         'cancelled',
         why === 'caller_gone'
-          ? 'the caller went away before the run started; nothing was run'
-          : 'the run was cancelled before it started; nothing was run',
+          ? 'the caller went away before the run started'
+          : 'the run was cancelled before it started',
         why,
       );
   }
 
   /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
-  private settleUnstarted(job: Job, code: string, message: string, why: StopReason): void {
+  private settleUnstarted(job: Job, code: ErrorCode, message: string, why: StopReason): void {
     if (this.finishedJobs.has(job)) return;
     this.d.audit.tryAppend({
       event: 'end',
@@ -303,14 +301,14 @@ export class HelperService {
         ran: false,
         detail: STOP_DETAIL[why],
       });
-      this.settle(job, err('shell_exited', `${reason}; the queued run was not started`, job.binding.run_id));
+      this.settle(job, err('shell_exited', `${reason} before the queued run started`, job.binding.run_id));
     }
     const cur = this.current;
     if (cur && !cur.cancelled && !this.finishedJobs.has(cur)) {
       cur.cancelled = true;
       cur.stopReason = why;
       if (cur.run) cur.run.stop('cancelled');
-      else this.settleUnstarted(cur, 'shell_exited', `${reason}; the run was not started`, why);
+      else this.settleUnstarted(cur, 'shell_exited', `${reason} before the run started`, why);
     }
   }
 
@@ -327,7 +325,10 @@ export class HelperService {
     try {
       await this.execute(job);
     } catch (e) {
-      this.settle(job, err('internal_error', `the helper failed: ${(e as Error).message}`, job.binding.run_id));
+      this.settle(
+        job,
+        err('internal_error', `the helper failed: ${(e as Error).message}`, job.binding.run_id, job.run !== undefined),
+      );
     } finally {
       this.current = undefined;
       void this.pump();
@@ -338,55 +339,43 @@ export class HelperService {
     const b = job.binding;
     const rec = this.d.record;
     const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
-    const refuse = (code: string, message: string): void => {
+    const refuse = (code: ErrorCode, message: string): void => {
       this.d.audit.tryAppend({ event: 'refused', ...base, outcome: code });
       this.settle(job, err(code, message, b.run_id));
     };
     if (job.cancelled) return; // settled by cancel() or shutdown()
-    if (this.ended || !this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+    if (this.ended || !this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
     if (this.shellBusy()) {
-      return refuse(
-        'shell_busy',
-        'the shell is running a command in the foreground; nothing was run (retry when its prompt is back)',
-      );
+      return refuse('shell_busy', 'the shell is running a command in the foreground (retry when its prompt is back)');
     }
     const answer = await this.d.shell.ask(ASK_TIMEOUT_MS);
     if (job.cancelled || this.ended) {
       // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
       if (!this.finishedJobs.has(job))
-        this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited; nothing was run', 'shell_exited');
+        this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
       return;
     }
     if (!answer.ok) {
       if (answer.reason === 'editor_not_empty') {
         return refuse(
           'editor_not_empty',
-          "the person has text in the shell's line editor; nothing was run and their typing was left untouched (retry later)",
+          "the person has text in the shell's line editor, left untouched (retry later)",
         );
       }
       if (answer.reason.startsWith('context:') || answer.reason === 'pending_input') {
-        return refuse(
-          'editor_not_empty',
-          `the shell's line editor is not at an empty prompt (${answer.reason}); nothing was run`,
-        );
+        return refuse('editor_not_empty', `the shell's line editor is not at an empty prompt (${answer.reason})`);
       }
-      if (answer.reason === 'closed') return refuse('shell_exited', 'the enrolled shell has exited; nothing was run');
+      if (answer.reason === 'closed') return refuse('shell_exited', 'the enrolled shell has exited');
       if (answer.reason === 'timeout') {
-        return refuse(
-          'shell_busy',
-          `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy); nothing was run`,
-        );
+        return refuse('shell_busy', `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy)`);
       }
-      return refuse('internal_error', `the shell could not describe its state (${answer.reason}); nothing was run`);
+      return refuse('internal_error', `the shell could not describe its state (${answer.reason})`);
     }
     const { cwd, env } = answer.snapshot;
     try {
       if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
     } catch {
-      return refuse(
-        'cwd_unavailable',
-        `the shell's current directory ${JSON.stringify(cwd)} is not available; nothing was run`,
-      );
+      return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
     }
     try {
       this.d.audit.append({
@@ -511,13 +500,11 @@ export class HelperService {
       case 'spawn_failed':
         break;
     }
-    this.settle(
-      job,
-      err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}; nothing was run`, b.run_id),
-    );
+    this.settle(job, err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id));
   }
 }
 
-function err(code: string, message: string, run_id?: string, ran = false): ErrorReply {
-  return { type: 'error', code, message, ran, ...(run_id ? { run_id } : {}) };
+/** An error reply; one for a script that never started says "nothing was run" after its message. */
+function err(code: ErrorCode, message: string, run_id?: string, ran = false): ErrorReply {
+  return { type: 'error', code, message: ran ? message : nothingRan(message), ran, ...(run_id ? { run_id } : {}) };
 }

@@ -2,6 +2,7 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
+import type { ErrorCode } from '../protocol/errors.js';
 
 /** $XDG_STATE_HOME/tmux-run/audit.jsonl, default ~/.local/state/tmux-run/audit.jsonl. */
 export function auditPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -10,8 +11,9 @@ export function auditPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(state, 'tmux-run', 'audit.jsonl');
 }
 
+/** The audit trail could not be written; a run is refused rather than run unrecorded. */
 export class AuditError extends Error {
-  readonly code = 'audit_unavailable';
+  readonly code = 'audit_unavailable' satisfies ErrorCode;
 }
 
 export type AuditEntry = Record<string, unknown> & { run_id: string; outcome: string };
@@ -43,7 +45,7 @@ export class AuditLog {
       if (n !== buf.length) throw new Error(`short write (${n} of ${buf.length} bytes)`);
     } catch (e) {
       this.dirReady = false;
-      throw new AuditError(`cannot write the audit trail ${this.path}: ${(e as Error).message}`);
+      throw new AuditError(`cannot write the audit trail ${this.path}: ${(e as Error).message}`, { cause: e });
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

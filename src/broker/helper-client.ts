@@ -8,8 +8,9 @@ export class ConnectError extends Error {
   constructor(
     message: string,
     readonly errno: string | undefined,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -23,7 +24,7 @@ export function connectHelper(path: string, timeoutMs = 2000): Promise<Transport
     }, timeoutMs);
     sock.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new ConnectError(`cannot connect to the helper at ${path}: ${e.code ?? e.message}`, e.code));
+      reject(new ConnectError(`cannot connect to the helper at ${path}: ${e.code ?? e.message}`, e.code, { cause: e }));
     });
     sock.once('connect', () => {
       clearTimeout(timer);

@@ -1,6 +1,7 @@
 // The tool's structured results: the success and error variants of the contract's output schema.
 import { isUtf8 } from 'node:buffer';
 import type { Completion } from '../protocol/messages.js';
+import { nothingRan, type ErrorCode } from '../protocol/errors.js';
 
 export type Delivery = 'not_sent' | 'possibly_sent' | 'observed';
 
@@ -38,7 +39,7 @@ export type ToolResult =
       ok: true;
       data: { target: Target; authorization: Authorization; completion: Completion; stdout: Stream; stderr: Stream };
     }
-  | { ok: false; error: { code: string; message: string; delivery: Delivery; effects?: Effects } };
+  | { ok: false; error: { code: ErrorCode; message: string; delivery: Delivery; effects?: Effects } };
 
 /** Output as UTF-8 when it is valid UTF-8, else base64; `bytes` is the raw count. */
 export function encodeStream(buf: Buffer): Stream {
@@ -58,12 +59,16 @@ export function visible(text: string): string {
   );
 }
 
-/** An error result; `effects` is derived from delivery unless given. */
-export function failure(code: string, message: string, delivery: Delivery, effects?: Effects): ToolResult {
+/**
+ * An error result; `effects` is derived from delivery unless given. A call that was not sent
+ * says "nothing was run" after its message (the message itself never does).
+ */
+export function failure(code: ErrorCode, message: string, delivery: Delivery, effects?: Effects): ToolResult {
   const fx: Effects | undefined =
     effects ??
     (delivery === 'not_sent' ? { state: 'none', authorization: null, completion: { state: 'unobserved' } } : undefined);
-  return { ok: false, error: { code, message: visible(message), delivery, ...(fx ? { effects: fx } : {}) } };
+  const text = delivery === 'not_sent' ? nothingRan(message) : message;
+  return { ok: false, error: { code, message: visible(text), delivery, ...(fx ? { effects: fx } : {}) } };
 }
 
 const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>

@@ -10,6 +10,7 @@ import { recordProblem, recordSocket, scanRecords } from './registry.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { failure, encodeStream, type Authorization, type ToolResult } from './result.js';
 import { validateRunInput } from './contract.js';
+import type { ErrorCode } from '../protocol/errors.js';
 
 export const DEFAULT_LIMIT = 65536;
 export const MAX_SCRIPT_BYTES = 65536;
@@ -41,14 +42,13 @@ export interface RunContext {
 /** Runs one tmux_run call to its end; never throws, always returns one result. */
 export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult> {
   const v = validateRunInput(raw);
-  if (!v.ok)
-    return failure('invalid_arguments', `invalid tmux_run arguments: ${v.message}; nothing was run`, 'not_sent');
+  if (!v.ok) return failure('invalid_arguments', `invalid tmux_run arguments: ${v.message}`, 'not_sent');
   const args = raw as RunArgs;
   const bytes = Buffer.byteLength(args.script, 'utf8');
   if (bytes > MAX_SCRIPT_BYTES) {
     return failure(
       'invalid_arguments',
-      `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes; nothing was run`,
+      `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes`,
       'not_sent',
     );
   }
@@ -56,13 +56,13 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   if (/[\uD800-\uDFFF]/u.test(args.script)) {
     return failure(
       'invalid_arguments',
-      'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form); nothing was run',
+      'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form)',
       'not_sent',
     );
   }
   const digest = scriptDigest(args.script);
   const runId = freshId();
-  const refuse = (code: string, message: string): ToolResult => {
+  const refuse = (code: ErrorCode, message: string): ToolResult => {
     ctx.audit.tryAppend({
       event: 'refused',
       run_id: runId,
@@ -79,13 +79,10 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   try {
     records = scanRecords(ctx.dir); // checks the directory first
   } catch (e) {
-    if (e instanceof RegistryDirError && /does not exist/.test(e.message)) {
-      return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (no pane is); nothing was run`);
+    if (e instanceof RegistryDirError && e.reason === 'missing') {
+      return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (no pane is)`);
     }
-    return refuse(
-      e instanceof RegistryDirError ? 'unsafe_directory' : 'internal_error',
-      `${(e as Error).message}; nothing was run`,
-    );
+    return refuse(e instanceof RegistryDirError ? e.code : 'internal_error', (e as Error).message);
   }
   const forPane = records.filter((r) => r.pane_id === args.target.id);
   const rec = forPane.find((r) => r.generation === args.target.generation);
@@ -93,12 +90,12 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     if (forPane.length === 0) {
       return refuse(
         'not_enrolled',
-        `pane ${args.target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes); nothing was run`,
+        `pane ${args.target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes)`,
       );
     }
     return refuse(
       'stale_generation',
-      `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes; nothing was run`,
+      `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes`,
     );
   }
 
@@ -106,7 +103,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   if (problem) {
     return refuse(
       'not_enrolled',
-      `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes; nothing was run`,
+      `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes`,
     );
   }
 
@@ -125,7 +122,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   const { stdout_limit: _o, stderr_limit: _e, issued_at: _t, ...bound } = binding;
   const auth: Authorization = { state: 'authorized', ...bound };
   const token = signBinding(Buffer.from(rec.secret, 'hex'), binding);
-  if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent; nothing was run');
+  if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
 
   let t;
   try {
@@ -133,7 +130,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   } catch (e) {
     return refuse(
       'helper_unreachable',
-      `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended; list panes again; nothing was run`,
+      `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended; list panes again`,
     );
   }
   const x = exchange(t);

@@ -50,6 +50,7 @@ export function writeRecord(dir: string, rec: EnrollmentRecord): string {
   return final;
 }
 
+/** A record file that cannot be trusted or read; the caller skips it. */
 export class RecordError extends Error {}
 
 /** Reads one record file without following symlinks; refuses files others could read or write. */
@@ -58,7 +59,9 @@ export function readRecord(path: string): EnrollmentRecord {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
-    throw new RecordError(`cannot open ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new RecordError(`cannot open ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
+      cause: e,
+    });
   }
   try {
     const st = fstatSync(fd);
@@ -71,7 +74,7 @@ export function readRecord(path: string): EnrollmentRecord {
     return rec;
   } catch (e) {
     if (e instanceof RecordError) throw e;
-    throw new RecordError(`${path} is not a valid enrollment record`);
+    throw new RecordError(`${path} is not a valid enrollment record`, { cause: e });
   } finally {
     closeSync(fd);
   }

@@ -1,10 +1,21 @@
 // The registry directory: where enrollment records, sockets and channels live, checked like tmux's.
 import { lstatSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import type { ErrorCode } from '../protocol/errors.js';
 
-/** An unsafe or unusable registry directory; the message says what is wrong and how to fix it. */
+/**
+ * A registry directory that is missing (no pane was ever enrolled: nothing to list) or unsafe or
+ * unusable (`unsafe`); the message says what is wrong and how to fix it.
+ */
 export class RegistryDirError extends Error {
-  readonly code = 'unsafe_directory';
+  readonly code = 'unsafe_directory' satisfies ErrorCode;
+  constructor(
+    message: string,
+    readonly reason: 'missing' | 'unsafe',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** True when `path` is a directory (not a symlink) owned by `uid`. */
@@ -40,7 +51,7 @@ export function resolveRegistryDir(
 export function checkRegistryDir(dir: string, opts: { create?: boolean } = {}): string {
   if (!isAbsolute(dir)) {
     // Records name sockets by this path: a relative one would mean something else elsewhere.
-    throw new RegistryDirError(`the directory ${dir} is not an absolute path; set TMUX_RUN_DIR to one`);
+    throw new RegistryDirError(`the directory ${dir} is not an absolute path; set TMUX_RUN_DIR to one`, 'unsafe');
   }
   let st;
   try {
@@ -50,30 +61,36 @@ export function checkRegistryDir(dir: string, opts: { create?: boolean } = {}): 
       try {
         mkdirSync(dir, { mode: 0o700 });
       } catch (e2) {
-        throw new RegistryDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`);
+        throw new RegistryDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`, 'unsafe', {
+          cause: e2,
+        });
       }
       st = lstatSync(dir);
     } else if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new RegistryDirError(`the directory ${dir} does not exist (no pane has been enrolled yet)`);
+      throw new RegistryDirError(`the directory ${dir} does not exist (no pane has been enrolled yet)`, 'missing', {
+        cause: e,
+      });
     } else {
-      throw new RegistryDirError(`cannot inspect ${dir}: ${(e as Error).message}`);
+      throw new RegistryDirError(`cannot inspect ${dir}: ${(e as Error).message}`, 'unsafe', { cause: e });
     }
   }
   if (st.isSymbolicLink()) {
-    throw new RegistryDirError(`${dir} is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)`);
+    throw new RegistryDirError(`${dir} is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)`, 'unsafe');
   }
   if (!st.isDirectory()) {
-    throw new RegistryDirError(`${dir} is not a directory (remove it or set TMUX_RUN_DIR)`);
+    throw new RegistryDirError(`${dir} is not a directory (remove it or set TMUX_RUN_DIR)`, 'unsafe');
   }
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
     throw new RegistryDirError(
       `${dir} belongs to uid ${st.uid}, not to you (uid ${uid}); remove it or set TMUX_RUN_DIR`,
+      'unsafe',
     );
   }
   if ((st.mode & 0o077) !== 0) {
     throw new RegistryDirError(
       `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 '${dir}'`,
+      'unsafe',
     );
   }
   return dir;

@@ -8,6 +8,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import { RegistryDirError } from '../enrollment/registry-dir.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { runTool as runToolCall } from '../broker/run-tool.js';
 import { failure, renderText, visible, type ToolResult } from '../broker/result.js';
@@ -39,7 +40,7 @@ export function createServer(o: ServerOptions): McpServer {
         return toolResult(
           failure(
             'tool_not_enabled',
-            'the tool tmux_run is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it; nothing was run',
+            'the tool tmux_run is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it',
             'not_sent',
           ),
         );
@@ -108,7 +109,7 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
   try {
     panes = await listEnrolled(o.dir, { cleanup: true });
   } catch (e) {
-    if (/does not exist/.test((e as Error).message)) panes = [];
+    if (e instanceof RegistryDirError && e.reason === 'missing') panes = [];
     else
       return {
         content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }],

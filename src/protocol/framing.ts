@@ -12,8 +12,15 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: fal
 /** Largest frame a peer may send unless told otherwise (a full result with two 256 KiB streams fits). */
 export const DEFAULT_MAX_FRAME = 1024 * 1024;
 
+/** A frame that is too large, not msgpack, or never completed: the link is dropped. */
 export class FrameError extends Error {
-  readonly code = 'bad_frame';
+  constructor(
+    message: string,
+    readonly reason: 'too_large' | 'not_msgpack' | 'stalled',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** Encodes one value as a frame. */
@@ -45,7 +52,8 @@ export class FrameDecoder {
       if (this.held < 4) break;
       if (this.buf.length < 4) this.join();
       const len = this.buf.readUInt32BE(0);
-      if (len > this.maxFrame) throw new FrameError(`frame of ${len} bytes exceeds the limit of ${this.maxFrame}`);
+      if (len > this.maxFrame)
+        throw new FrameError(`frame of ${len} bytes exceeds the limit of ${this.maxFrame}`, 'too_large');
       if (this.held < 4 + len) break;
       if (this.buf.length < 4 + len) this.join();
       const body = this.buf.subarray(4, 4 + len);
@@ -54,7 +62,7 @@ export class FrameDecoder {
       try {
         out.push(packr.unpack(body));
       } catch (e) {
-        throw new FrameError(`frame is not valid msgpack: ${(e as Error).message}`);
+        throw new FrameError(`frame is not valid msgpack: ${(e as Error).message}`, 'not_msgpack', { cause: e });
       }
     }
     return out;

@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import type * as WireValidators from './wire-validators.cjs';
 import type { Binding } from './token.js';
+import type { ErrorCode } from './errors.js';
 
 // Loaded with require, not import: importing CommonJS from an ES module starts Node's export
 // scanner (a WebAssembly lexer), about 8 MB resident in every helper.
@@ -43,7 +44,7 @@ export type Reply =
 export interface ErrorReply {
   type: 'error';
   run_id?: string;
-  code: string;
+  code: ErrorCode;
   message: string;
   /** True when the script was started (effects are then known or unknown, never none). */
   ran: boolean;

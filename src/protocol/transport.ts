@@ -52,7 +52,8 @@ export function socketTransport(socket: Socket, maxFrame: number = DEFAULT_MAX_F
     }
     if (decoder.pending > 0 && !stalled) {
       stalled = setTimeout(
-        () => finish(new FrameError(`an incomplete frame was held for more than ${FRAME_TIMEOUT_MS / 1000} s`)),
+        () =>
+          finish(new FrameError(`an incomplete frame was held for more than ${FRAME_TIMEOUT_MS / 1000} s`, 'stalled')),
         FRAME_TIMEOUT_MS,
       );
       stalled.unref();

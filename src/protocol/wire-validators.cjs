@@ -837,11 +837,10 @@ return errors === 0;
 validate20.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.validateReply = validate23;
-const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"tmux-run/wire/reply","title":"A message from a pane's helper to a broker or the CLI","$defs":{"hex32":{"type":"string","pattern":"^[a-f0-9]{32}$"},"count":{"type":"integer","minimum":0},"completion":{"oneOf":[{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"exited"},"exit_status":{"type":"integer","minimum":0,"maximum":255},"signal":{"type":"null"}}},{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"signaled"},"exit_status":{"type":"null"},"signal":{"type":"integer","minimum":1,"maximum":255}}}]}},"oneOf":[{"type":"object","additionalProperties":false,"required":["type","pid","shell_pid","state","cwd","queued","generation"],"properties":{"type":{"const":"pong"},"pid":{"$ref":"#/$defs/count"},"shell_pid":{"$ref":"#/$defs/count"},"state":{"enum":["idle","busy","running"]},"cwd":{"type":["string","null"]},"queued":{"$ref":"#/$defs/count"},"generation":{"$ref":"#/$defs/hex32"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","position"],"properties":{"type":{"const":"queued"},"run_id":{"$ref":"#/$defs/hex32"},"position":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","pgid"],"properties":{"type":{"const":"started"},"run_id":{"$ref":"#/$defs/hex32"},"pgid":{"type":"integer","minimum":2}}},{"type":"object","additionalProperties":false,"required":["type","run_id","phase","elapsed_ms","stdout_bytes","stderr_bytes"],"properties":{"type":{"const":"progress"},"run_id":{"$ref":"#/$defs/hex32"},"phase":{"enum":["queued","running"]},"elapsed_ms":{"$ref":"#/$defs/count"},"stdout_bytes":{"$ref":"#/$defs/count"},"stderr_bytes":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","completion","stdout","stderr","duration_ms"],"properties":{"type":{"const":"done"},"run_id":{"$ref":"#/$defs/hex32"},"completion":{"$ref":"#/$defs/completion"},"stdout":{},"stderr":{},"duration_ms":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","code","message","ran"],"properties":{"type":{"const":"error"},"run_id":{"$ref":"#/$defs/hex32"},"code":{"type":"string","pattern":"^[a-z_]{1,64}$"},"message":{"type":"string","maxLength":2000},"ran":{"type":"boolean"},"completion":{"$ref":"#/$defs/completion"},"stdout_bytes":{"$ref":"#/$defs/count"},"stderr_bytes":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"revoked"}}}]};
+const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"tmux-run/wire/reply","title":"A message from a pane's helper to a broker or the CLI","$defs":{"hex32":{"type":"string","pattern":"^[a-f0-9]{32}$"},"count":{"type":"integer","minimum":0},"completion":{"oneOf":[{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"exited"},"exit_status":{"type":"integer","minimum":0,"maximum":255},"signal":{"type":"null"}}},{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"signaled"},"exit_status":{"type":"null"},"signal":{"type":"integer","minimum":1,"maximum":255}}}]}},"oneOf":[{"type":"object","additionalProperties":false,"required":["type","pid","shell_pid","state","cwd","queued","generation"],"properties":{"type":{"const":"pong"},"pid":{"$ref":"#/$defs/count"},"shell_pid":{"$ref":"#/$defs/count"},"state":{"enum":["idle","busy","running"]},"cwd":{"type":["string","null"]},"queued":{"$ref":"#/$defs/count"},"generation":{"$ref":"#/$defs/hex32"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","position"],"properties":{"type":{"const":"queued"},"run_id":{"$ref":"#/$defs/hex32"},"position":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","pgid"],"properties":{"type":{"const":"started"},"run_id":{"$ref":"#/$defs/hex32"},"pgid":{"type":"integer","minimum":2}}},{"type":"object","additionalProperties":false,"required":["type","run_id","phase","elapsed_ms","stdout_bytes","stderr_bytes"],"properties":{"type":{"const":"progress"},"run_id":{"$ref":"#/$defs/hex32"},"phase":{"enum":["queued","running"]},"elapsed_ms":{"$ref":"#/$defs/count"},"stdout_bytes":{"$ref":"#/$defs/count"},"stderr_bytes":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","run_id","completion","stdout","stderr","duration_ms"],"properties":{"type":{"const":"done"},"run_id":{"$ref":"#/$defs/hex32"},"completion":{"$ref":"#/$defs/completion"},"stdout":{},"stderr":{},"duration_ms":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type","code","message","ran"],"properties":{"type":{"const":"error"},"run_id":{"$ref":"#/$defs/hex32"},"code":{"enum":["invalid_arguments","tool_not_enabled","not_enrolled","stale_generation","unsafe_directory","helper_unreachable","shell_busy","editor_not_empty","cwd_unavailable","audit_unavailable","output_limit_exceeded","cancelled","shell_exited","helper_lost","unauthorized","expired","replayed","bad_request","spawn_failed","internal_error"]},"message":{"type":"string","maxLength":2000},"ran":{"type":"boolean"},"completion":{"$ref":"#/$defs/completion"},"stdout_bytes":{"$ref":"#/$defs/count"},"stderr_bytes":{"$ref":"#/$defs/count"}}},{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"revoked"}}}]};
 const schema39 = {"type":"integer","minimum":0};
 const schema42 = {"type":"string","pattern":"^[a-f0-9]{32}$"};
 const schema51 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"exited"},"exit_status":{"type":"integer","minimum":0,"maximum":255},"signal":{"type":"null"}}},{"type":"object","additionalProperties":false,"required":["state","exit_status","signal"],"properties":{"state":{"const":"signaled"},"exit_status":{"type":"null"},"signal":{"type":"integer","minimum":1,"maximum":255}}}]};
-const pattern19 = new RegExp("^[a-z_]{1,64}$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="tmux-run/wire/reply" */;
@@ -2160,10 +2159,8 @@ if(valid23){
 if(data.code !== undefined){
 let data31 = data.code;
 const _errs92 = errors;
-if(errors === _errs92){
-if(typeof data31 === "string"){
-if(!pattern19.test(data31)){
-const err73 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/5/properties/code/pattern",keyword:"pattern",params:{pattern: "^[a-z_]{1,64}$"},message:"must match pattern \""+"^[a-z_]{1,64}$"+"\""};
+if(!((((((((((((((((((((data31 === "invalid_arguments") || (data31 === "tool_not_enabled")) || (data31 === "not_enrolled")) || (data31 === "stale_generation")) || (data31 === "unsafe_directory")) || (data31 === "helper_unreachable")) || (data31 === "shell_busy")) || (data31 === "editor_not_empty")) || (data31 === "cwd_unavailable")) || (data31 === "audit_unavailable")) || (data31 === "output_limit_exceeded")) || (data31 === "cancelled")) || (data31 === "shell_exited")) || (data31 === "helper_lost")) || (data31 === "unauthorized")) || (data31 === "expired")) || (data31 === "replayed")) || (data31 === "bad_request")) || (data31 === "spawn_failed")) || (data31 === "internal_error"))){
+const err73 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/5/properties/code/enum",keyword:"enum",params:{allowedValues: schema38.oneOf[5].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2171,18 +2168,6 @@ else {
 vErrors.push(err73);
 }
 errors++;
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/5/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
 }
 var valid23 = _errs92 === errors;
 }
@@ -2192,11 +2177,22 @@ var valid23 = true;
 if(valid23){
 if(data.message !== undefined){
 let data32 = data.message;
-const _errs94 = errors;
-if(errors === _errs94){
+const _errs93 = errors;
+if(errors === _errs93){
 if(typeof data32 === "string"){
 if(func2(data32) > 2000){
-const err75 = {instancePath:instancePath+"/message",schemaPath:"#/oneOf/5/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+const err74 = {instancePath:instancePath+"/message",schemaPath:"#/oneOf/5/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/message",schemaPath:"#/oneOf/5/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2206,8 +2202,16 @@ vErrors.push(err75);
 errors++;
 }
 }
+var valid23 = _errs93 === errors;
+}
 else {
-const err76 = {instancePath:instancePath+"/message",schemaPath:"#/oneOf/5/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid23 = true;
+}
+if(valid23){
+if(data.ran !== undefined){
+const _errs95 = errors;
+if(typeof data.ran !== "boolean"){
+const err76 = {instancePath:instancePath+"/ran",schemaPath:"#/oneOf/5/properties/ran/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2216,17 +2220,24 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-var valid23 = _errs94 === errors;
+var valid23 = _errs95 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data.ran !== undefined){
-const _errs96 = errors;
-if(typeof data.ran !== "boolean"){
-const err77 = {instancePath:instancePath+"/ran",schemaPath:"#/oneOf/5/properties/ran/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.completion !== undefined){
+let data34 = data.completion;
+const _errs97 = errors;
+const _errs99 = errors;
+let valid26 = false;
+let passing2 = null;
+const _errs100 = errors;
+if(errors === _errs100){
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+let missing8;
+if((((data34.state === undefined) && (missing8 = "state")) || ((data34.exit_status === undefined) && (missing8 = "exit_status"))) || ((data34.signal === undefined) && (missing8 = "signal"))){
+const err77 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2235,24 +2246,11 @@ vErrors.push(err77);
 }
 errors++;
 }
-var valid23 = _errs96 === errors;
-}
 else {
-var valid23 = true;
-}
-if(valid23){
-if(data.completion !== undefined){
-let data34 = data.completion;
-const _errs98 = errors;
-const _errs100 = errors;
-let valid26 = false;
-let passing2 = null;
-const _errs101 = errors;
-if(errors === _errs101){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-let missing8;
-if((((data34.state === undefined) && (missing8 = "state")) || ((data34.exit_status === undefined) && (missing8 = "exit_status"))) || ((data34.signal === undefined) && (missing8 = "signal"))){
-const err78 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+const _errs102 = errors;
+for(const key8 in data34){
+if(!(((key8 === "state") || (key8 === "exit_status")) || (key8 === "signal"))){
+const err78 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2260,12 +2258,14 @@ else {
 vErrors.push(err78);
 }
 errors++;
+break;
 }
-else {
+}
+if(_errs102 === errors){
+if(data34.state !== undefined){
 const _errs103 = errors;
-for(const key8 in data34){
-if(!(((key8 === "state") || (key8 === "exit_status")) || (key8 === "signal"))){
-const err79 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if("exited" !== data34.state){
+const err79 = {instancePath:instancePath+"/completion/state",schemaPath:"#/$defs/completion/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "exited"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2273,14 +2273,18 @@ else {
 vErrors.push(err79);
 }
 errors++;
-break;
 }
+var valid27 = _errs103 === errors;
 }
-if(_errs103 === errors){
-if(data34.state !== undefined){
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data34.exit_status !== undefined){
+let data36 = data34.exit_status;
 const _errs104 = errors;
-if("exited" !== data34.state){
-const err80 = {instancePath:instancePath+"/completion/state",schemaPath:"#/$defs/completion/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "exited"},message:"must be equal to constant"};
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err80 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2289,17 +2293,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-var valid27 = _errs104 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data34.exit_status !== undefined){
-let data36 = data34.exit_status;
-const _errs105 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err81 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs104){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 255 || isNaN(data36)){
+const err81 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2308,10 +2305,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(errors === _errs105){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 255 || isNaN(data36)){
-const err82 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255"};
+else {
+if(data36 < 0 || isNaN(data36)){
+const err82 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2320,9 +2316,19 @@ vErrors.push(err82);
 }
 errors++;
 }
+}
+}
+}
+var valid27 = _errs104 === errors;
+}
 else {
-if(data36 < 0 || isNaN(data36)){
-const err83 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/0/properties/exit_status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var valid27 = true;
+}
+if(valid27){
+if(data34.signal !== undefined){
+const _errs106 = errors;
+if(data34.signal !== null){
+const err83 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/0/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2331,19 +2337,18 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-}
-}
-var valid27 = _errs105 === errors;
+var valid27 = _errs106 === errors;
 }
 else {
 var valid27 = true;
 }
-if(valid27){
-if(data34.signal !== undefined){
-const _errs107 = errors;
-if(data34.signal !== null){
-const err84 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/0/properties/signal/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2352,18 +2357,19 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid27 = _errs107 === errors;
 }
-else {
-var valid27 = true;
+var _valid2 = _errs100 === errors;
+if(_valid2){
+valid26 = true;
+passing2 = 0;
+var props2 = true;
 }
-}
-}
-}
-}
-}
-else {
-const err85 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs108 = errors;
+if(errors === _errs108){
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+let missing9;
+if((((data34.state === undefined) && (missing9 = "state")) || ((data34.exit_status === undefined) && (missing9 = "exit_status"))) || ((data34.signal === undefined) && (missing9 = "signal"))){
+const err85 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2372,19 +2378,11 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-var _valid2 = _errs101 === errors;
-if(_valid2){
-valid26 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs109 = errors;
-if(errors === _errs109){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-let missing9;
-if((((data34.state === undefined) && (missing9 = "state")) || ((data34.exit_status === undefined) && (missing9 = "exit_status"))) || ((data34.signal === undefined) && (missing9 = "signal"))){
-const err86 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
+else {
+const _errs110 = errors;
+for(const key9 in data34){
+if(!(((key9 === "state") || (key9 === "exit_status")) || (key9 === "signal"))){
+const err86 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2392,12 +2390,14 @@ else {
 vErrors.push(err86);
 }
 errors++;
+break;
 }
-else {
+}
+if(_errs110 === errors){
+if(data34.state !== undefined){
 const _errs111 = errors;
-for(const key9 in data34){
-if(!(((key9 === "state") || (key9 === "exit_status")) || (key9 === "signal"))){
-const err87 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if("signaled" !== data34.state){
+const err87 = {instancePath:instancePath+"/completion/state",schemaPath:"#/$defs/completion/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "signaled"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2405,14 +2405,17 @@ else {
 vErrors.push(err87);
 }
 errors++;
-break;
 }
+var valid28 = _errs111 === errors;
 }
-if(_errs111 === errors){
-if(data34.state !== undefined){
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data34.exit_status !== undefined){
 const _errs112 = errors;
-if("signaled" !== data34.state){
-const err88 = {instancePath:instancePath+"/completion/state",schemaPath:"#/$defs/completion/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "signaled"},message:"must be equal to constant"};
+if(data34.exit_status !== null){
+const err88 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/1/properties/exit_status/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2427,10 +2430,11 @@ else {
 var valid28 = true;
 }
 if(valid28){
-if(data34.exit_status !== undefined){
-const _errs113 = errors;
-if(data34.exit_status !== null){
-const err89 = {instancePath:instancePath+"/completion/exit_status",schemaPath:"#/$defs/completion/oneOf/1/properties/exit_status/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data34.signal !== undefined){
+let data40 = data34.signal;
+const _errs114 = errors;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err89 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2439,17 +2443,10 @@ vErrors.push(err89);
 }
 errors++;
 }
-var valid28 = _errs113 === errors;
-}
-else {
-var valid28 = true;
-}
-if(valid28){
-if(data34.signal !== undefined){
-let data40 = data34.signal;
-const _errs115 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err90 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs114){
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 255 || isNaN(data40)){
+const err90 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2458,10 +2455,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(errors === _errs115){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 > 255 || isNaN(data40)){
-const err91 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/maximum",keyword:"maximum",params:{comparison: "<=", limit: 255},message:"must be <= 255"};
+else {
+if(data40 < 1 || isNaN(data40)){
+const err91 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2470,9 +2466,21 @@ vErrors.push(err91);
 }
 errors++;
 }
+}
+}
+}
+var valid28 = _errs114 === errors;
+}
 else {
-if(data40 < 1 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/completion/signal",schemaPath:"#/$defs/completion/oneOf/1/properties/signal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2482,30 +2490,7 @@ vErrors.push(err92);
 errors++;
 }
 }
-}
-}
-var valid28 = _errs115 === errors;
-}
-else {
-var valid28 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-}
-var _valid2 = _errs109 === errors;
+var _valid2 = _errs108 === errors;
 if(_valid2 && valid26){
 valid26 = false;
 passing2 = [passing2, 1];
@@ -2520,7 +2505,38 @@ props2 = true;
 }
 }
 if(!valid26){
-const err94 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err93 = {instancePath:instancePath+"/completion",schemaPath:"#/$defs/completion/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+else {
+errors = _errs99;
+if(vErrors !== null){
+if(_errs99){
+vErrors.length = _errs99;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid23 = _errs97 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data.stdout_bytes !== undefined){
+let data41 = data.stdout_bytes;
+const _errs116 = errors;
+const _errs117 = errors;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+const err94 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/$defs/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2529,29 +2545,10 @@ vErrors.push(err94);
 }
 errors++;
 }
-else {
-errors = _errs100;
-if(vErrors !== null){
-if(_errs100){
-vErrors.length = _errs100;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid23 = _errs98 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.stdout_bytes !== undefined){
-let data41 = data.stdout_bytes;
-const _errs117 = errors;
-const _errs118 = errors;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err95 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/$defs/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs117){
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 < 0 || isNaN(data41)){
+const err95 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/$defs/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2560,10 +2557,20 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(errors === _errs118){
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 0 || isNaN(data41)){
-const err96 = {instancePath:instancePath+"/stdout_bytes",schemaPath:"#/$defs/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+var valid23 = _errs116 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data.stderr_bytes !== undefined){
+let data42 = data.stderr_bytes;
+const _errs119 = errors;
+const _errs120 = errors;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err96 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/$defs/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2572,20 +2579,10 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-}
-var valid23 = _errs117 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.stderr_bytes !== undefined){
-let data42 = data.stderr_bytes;
-const _errs120 = errors;
-const _errs121 = errors;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err97 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/$defs/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(errors === _errs120){
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
+const err97 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/$defs/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2594,21 +2591,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(errors === _errs121){
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
-const err98 = {instancePath:instancePath+"/stderr_bytes",schemaPath:"#/$defs/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
 }
 }
-}
-var valid23 = _errs120 === errors;
+var valid23 = _errs119 === errors;
 }
 else {
 var valid23 = true;
@@ -2624,12 +2609,12 @@ var valid23 = true;
 }
 }
 else {
-const err99 = {instancePath,schemaPath:"#/oneOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err98 = {instancePath,schemaPath:"#/oneOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err98];
 }
 else {
-vErrors.push(err99);
+vErrors.push(err98);
 }
 errors++;
 }
@@ -2647,12 +2632,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
-const _errs123 = errors;
-if(errors === _errs123){
+const _errs122 = errors;
+if(errors === _errs122){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing10;
 if((data.type === undefined) && (missing10 = "type")){
-const err100 = {instancePath,schemaPath:"#/oneOf/6/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+const err99 = {instancePath,schemaPath:"#/oneOf/6/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+else {
+const _errs124 = errors;
+for(const key10 in data){
+if(!(key10 === "type")){
+const err100 = {instancePath,schemaPath:"#/oneOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2660,12 +2658,13 @@ else {
 vErrors.push(err100);
 }
 errors++;
+break;
 }
-else {
-const _errs125 = errors;
-for(const key10 in data){
-if(!(key10 === "type")){
-const err101 = {instancePath,schemaPath:"#/oneOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+if(_errs124 === errors){
+if(data.type !== undefined){
+if("revoked" !== data.type){
+const err101 = {instancePath:instancePath+"/type",schemaPath:"#/oneOf/6/properties/type/const",keyword:"const",params:{allowedValue: "revoked"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -2673,13 +2672,13 @@ else {
 vErrors.push(err101);
 }
 errors++;
-break;
 }
 }
-if(_errs125 === errors){
-if(data.type !== undefined){
-if("revoked" !== data.type){
-const err102 = {instancePath:instancePath+"/type",schemaPath:"#/oneOf/6/properties/type/const",keyword:"const",params:{allowedValue: "revoked"},message:"must be equal to constant"};
+}
+}
+}
+else {
+const err102 = {instancePath,schemaPath:"#/oneOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2689,21 +2688,7 @@ vErrors.push(err102);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err103 = {instancePath,schemaPath:"#/oneOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-}
-var _valid0 = _errs123 === errors;
+var _valid0 = _errs122 === errors;
 if(_valid0 && valid0){
 valid0 = false;
 passing0 = [passing0, 6];
@@ -2723,12 +2708,12 @@ props0 = true;
 }
 }
 if(!valid0){
-const err104 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err103 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err103];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err103);
 }
 errors++;
 validate23.errors = vErrors;

@@ -1,0 +1,75 @@
+// Error codes are data: one list, the wire schema's enum, and README's table all agree, and a
+// refusal says "nothing was run" exactly once, added by the code, not typed by hand.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, isErrorCode } from '../../src/protocol/errors.js';
+import { failure } from '../../src/broker/result.js';
+import { checkReply } from '../../src/protocol/messages.js';
+import { checkRegistryDir, RegistryDirError } from '../../src/enrollment/registry-dir.js';
+
+const root = new URL('../../', import.meta.url);
+
+/** The codes named in the first column of README's "Error codes" table. */
+function readmeCodes(readme: string): string[] {
+  const start = readme.indexOf('### Error codes');
+  expect(start).toBeGreaterThanOrEqual(0);
+  const rows = readme
+    .slice(start)
+    .split('\n')
+    .filter((l) => l.startsWith('| `'));
+  return rows.flatMap((r) => [...(r.split('|')[1] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+}
+
+describe('error codes', () => {
+  it('README documents every code, and no other', () => {
+    const documented = readmeCodes(readFileSync(new URL('README.md', root), 'utf8'));
+    expect([...documented].sort()).toEqual([...ERROR_CODES].sort());
+    expect(new Set(documented).size).toBe(documented.length);
+  });
+
+  it('the reader of the table finds a missing or an extra code', () => {
+    const table = '### Error codes\n| code | x |\n| --- | --- |\n| `a_code`, `b_code` | y |\n| `c_code` | z |\n';
+    expect(readmeCodes(table)).toEqual(['a_code', 'b_code', 'c_code']);
+  });
+
+  it("the wire schema's error reply takes exactly these codes", () => {
+    const schema = JSON.parse(readFileSync(new URL('schemas/wire/reply.schema.json', root), 'utf8')) as {
+      oneOf: Array<{ properties: { type?: { const?: string }; code?: { enum?: string[] } } }>;
+    };
+    const error = schema.oneOf.find((v) => v.properties.type?.const === 'error');
+    expect(error?.properties.code?.enum).toEqual([...ERROR_CODES]);
+    const reply = { type: 'error', code: 'shell_busy', message: 'm', ran: false };
+    expect(checkReply(reply).ok).toBe(true);
+    expect(checkReply({ ...reply, code: 'no_such_code' }).ok).toBe(false);
+    expect(isErrorCode('shell_busy')).toBe(true);
+    expect(isErrorCode('no_such_code')).toBe(false);
+  });
+
+  it('failure() says "nothing was run" when the call was not sent, and only then', () => {
+    const notSent = failure('not_enrolled', 'pane %3 is not enrolled', 'not_sent');
+    expect(!notSent.ok && notSent.error.message).toBe('pane %3 is not enrolled; nothing was run');
+    const observed = failure('helper_lost', 'the link broke', 'observed');
+    expect(!observed.ok && observed.error.message).toBe('the link broke');
+  });
+
+  it('a missing registry directory is told apart from an unsafe one by its reason', () => {
+    const missing = (() => {
+      try {
+        checkRegistryDir('/nonexistent/tmux-run-test-dir');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(missing).toBeInstanceOf(RegistryDirError);
+    expect((missing as RegistryDirError).reason).toBe('missing');
+    expect((missing as RegistryDirError).code).toBe('unsafe_directory');
+    const relative = (() => {
+      try {
+        checkRegistryDir('relative/dir');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect((relative as RegistryDirError).reason).toBe('unsafe');
+  });
+});

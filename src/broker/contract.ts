@@ -1,12 +1,11 @@
 // The contract's JSON Schemas (schemas/, copies of the published contract), validated with ajv
 // code generated from them at build time (scripts/build-validators.mjs).
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { packageRoot } from '../os/package-root.js';
+import { loadGenerated } from '../protocol/generated.js';
 import type { ErrorObject } from 'ajv/dist/2020.js';
-import type * as Precompiled from './contract-validators.cjs';
+import type * as Generated from '../../generated/contract-validators.cjs';
 
 export const loadSchema = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(packageRoot(), 'schemas', name), 'utf8')) as Record<string, unknown>;
@@ -16,42 +15,14 @@ export const runOutputSchema = loadSchema('tmux_run.output.schema.json');
 export const panesOutputSchema = loadSchema('tmux_enrolled_panes.output.schema.json');
 export const panesInputSchema = loadSchema('tmux_enrolled_panes.input.schema.json');
 
-type Validator = Precompiled.Validator;
+type Validator = Generated.Validator;
 type Compiled = Record<'runInput' | 'runOutput' | 'panesInput' | 'panesOutput', Validator>;
 
 /**
- * The validators generated from these very schemas by `npm run build` (compiling the four with
- * ajv here took the server about 80 ms before it could answer). When the files no longer match
- * the digest they were generated from (edited since the last build), they are compiled here
- * instead, with the same options: the JSON files are the source of truth either way.
- * Loaded with require: importing CommonJS from an ES module starts Node's export scanner.
+ * The validators `npm run build` generates from these very schemas (compiling the four with ajv
+ * here took the server about 80 ms before it could answer); there is no other validation path.
  */
-const compiled: Compiled = (() => {
-  const schemas = {
-    runInput: runInputSchema,
-    runOutput: runOutputSchema,
-    panesInput: panesInputSchema,
-    panesOutput: panesOutputSchema,
-  };
-  const require = createRequire(import.meta.url);
-  const digest = createHash('sha256')
-    .update(JSON.stringify(Object.values(schemas)))
-    .digest('hex');
-  try {
-    const pre = require('./contract-validators.cjs') as typeof Precompiled;
-    if (pre.digest === digest) return pre;
-  } catch {
-    /* not generated yet: compile below */
-  }
-  const Ajv2020 = (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).default;
-  const ajv = new Ajv2020({ allErrors: false, strict: false });
-  return {
-    runInput: ajv.compile(schemas.runInput),
-    runOutput: ajv.compile(schemas.runOutput),
-    panesInput: ajv.compile(schemas.panesInput),
-    panesOutput: ajv.compile(schemas.panesOutput),
-  };
-})();
+const compiled = loadGenerated<Compiled>('contract-validators');
 
 export type Validation = { ok: true } | { ok: false; message: string };
 

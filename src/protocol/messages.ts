@@ -1,12 +1,11 @@
 // The broker-helper protocol: message types, and validation against schemas/wire/*.json.
-import { createRequire } from 'node:module';
-import type * as WireValidators from './wire-validators.cjs';
+import type * as WireValidators from '../../generated/wire-validators.cjs';
+import { loadGenerated } from './generated.js';
 import type { Binding } from './token.js';
 import type { ErrorCode } from './errors.js';
 
-// Loaded with require, not import: importing CommonJS from an ES module starts Node's export
-// scanner (a WebAssembly lexer), about 8 MB resident in every helper.
-const validators = createRequire(import.meta.url)('./wire-validators.cjs') as typeof WireValidators;
+// Generated from schemas/wire/*.json by the build (loaded with require: see loadGenerated).
+const validators = loadGenerated<typeof WireValidators>('wire-validators');
 
 export type Completion =
   { state: 'exited'; exit_status: number; signal: null } | { state: 'signaled'; exit_status: null; signal: number };

@@ -12,13 +12,12 @@ import { ShellChannel } from './shell-channel.js';
 import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { LinkLimit } from '../src/protocol/transport.js';
+import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
 import { HelperService } from './service.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
 class EnrollError extends Error {}
 
-/** Largest request frame: a 64 KiB script plus its authorization. */
-const MAX_REQUEST_FRAME = 128 * 1024;
 /** Links served at once; over it, a link that has not sent a whole request yet makes room. */
 const MAX_CONNECTIONS = 64;
 /** How often the helper checks that its shell (and the tmux server) still exist. */

@@ -4,6 +4,7 @@ import { readlinkSync, statSync } from 'node:fs';
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type ErrorReply, type Reply, type Request } from '../src/protocol/messages.js';
 import { nothingRan, type ErrorCode } from '../src/protocol/errors.js';
+import { MAX_SCRIPT_BYTES } from '../src/protocol/limits.js';
 import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from '../src/protocol/token.js';
 import { scriptDigest } from '../src/enrollment/generation.js';
 import { procStat, procUmask } from '../src/os/proc.js';
@@ -164,8 +165,8 @@ export class HelperService {
       return refuse('unauthorized', 'the script does not match its authorized digest');
     }
     // The broker refuses these too; a helper does not rely on it.
-    if (req.script.includes('\0') || Buffer.byteLength(req.script, 'utf8') > 65536) {
-      return refuse('invalid_arguments', 'the script contains NUL or is over 65536 bytes of UTF-8');
+    if (req.script.includes('\0') || Buffer.byteLength(req.script, 'utf8') > MAX_SCRIPT_BYTES) {
+      return refuse('invalid_arguments', `the script contains NUL or is over ${MAX_SCRIPT_BYTES} bytes of UTF-8`);
     }
     if (
       b.pane_id !== rec.pane_id ||

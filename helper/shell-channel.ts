@@ -4,6 +4,9 @@ import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
 
+/** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
+const MAX_PENDING = 64 * 1024;
+
 export type Snapshot = { cwd: string; env: Record<string, string> };
 export type AskResult = { ok: true; snapshot: Snapshot } | { ok: false; reason: string };
 
@@ -57,7 +60,7 @@ export class ShellChannel {
 
   private onData(chunk: string): void {
     this.inbuf += chunk;
-    if (this.inbuf.length > 65536) this.inbuf = this.inbuf.slice(-4096);
+    if (this.inbuf.length > MAX_PENDING) this.inbuf = this.inbuf.slice(-4096);
     let nl: number;
     while ((nl = this.inbuf.indexOf('\n')) >= 0) {
       const line = this.inbuf.slice(0, nl);

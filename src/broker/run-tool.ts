@@ -11,9 +11,8 @@ import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { failure, encodeStream, type Authorization, type ToolResult } from './result.js';
 import { validateRunInput } from './contract.js';
 import type { ErrorCode } from '../protocol/errors.js';
+import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
 
-export const DEFAULT_LIMIT = 65536;
-export const MAX_SCRIPT_BYTES = 65536;
 /** After a cancel, how long the broker waits for the helper to report before it stops the group itself. */
 const CANCEL_WAIT_MS = 5000;
 
@@ -114,8 +113,8 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     pane_id: rec.pane_id,
     enrollment_generation: rec.enrollment_generation,
     process_generation: rec.process_generation,
-    stdout_limit: args.stdout_limit ?? DEFAULT_LIMIT,
-    stderr_limit: args.stderr_limit ?? DEFAULT_LIMIT,
+    stdout_limit: args.stdout_limit ?? DEFAULT_OUTPUT_LIMIT,
+    stderr_limit: args.stderr_limit ?? DEFAULT_OUTPUT_LIMIT,
     issued_at: Date.now(),
   };
   // What the result reports as authorized: the signed binding less its limits and time.

@@ -1,6 +1,6 @@
 // The tools' published descriptions: what an agent reads to decide what to call and what to do next.
 import { panesInputSchema, panesOutputSchema, runInputSchema, runOutputSchema } from '../broker/contract.js';
-
+import { DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
 import { PANES_TOOL, RUN_TOOL } from './names.js';
 
 export { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL } from './names.js';
@@ -30,8 +30,8 @@ export const runTool = {
     'you get its stdout and stderr separately and its real exit status or signal. It starts only when the',
     "person's prompt is idle and empty; one run at a time per pane, in arrival order.",
     'Target: call tmux_enrolled_panes first and pass `{kind: "pane", id: pane_id, generation}` from it.',
-    'Limits: script at most 65536 bytes of UTF-8, no NUL; stdout_limit and stderr_limit default to 65536 bytes',
-    '(at most 262144); output over a limit stops the run (error output_limit_exceeded), output is never',
+    `Limits: script at most ${MAX_SCRIPT_BYTES} bytes of UTF-8, no NUL; stdout_limit and stderr_limit default to ${DEFAULT_OUTPUT_LIMIT} bytes`,
+    `(at most ${MAX_OUTPUT_LIMIT}); output over a limit stops the run (error output_limit_exceeded), output is never`,
     'truncated silently. Output that is not UTF-8 comes back base64-encoded. Background processes are stopped when',
     'the script exits; detach them with setsid and redirected output if they must outlive it.',
     'On errors read `code`, `delivery` (not_sent: nothing reached the pane; possibly_sent/observed: see `effects`):',

@@ -4,13 +4,11 @@
 // messages, which frames here are not: about 3 MB resident in every helper, and its load time.
 import { Packr as PackrJs } from 'msgpackr/pack';
 import type { Packr as PackrType } from 'msgpackr';
+import { DEFAULT_MAX_FRAME } from './limits.js';
 
 // msgpackr/pack's own type file re-exports from '.', which NodeNext cannot resolve: borrow the main entry's types.
 const Packr = PackrJs as unknown as typeof PackrType;
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false });
-
-/** Largest frame a peer may send unless told otherwise (a full result with two 256 KiB streams fits). */
-export const DEFAULT_MAX_FRAME = 1024 * 1024;
 
 /** A frame that is too large, not msgpack, or never completed: the link is dropped. */
 export class FrameError extends Error {

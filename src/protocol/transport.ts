@@ -1,6 +1,7 @@
 // One small transport interface for the broker-helper protocol: a real socket or an in-memory pair.
 import type { Socket } from 'node:net';
-import { DEFAULT_MAX_FRAME, FrameDecoder, FrameError, encodeFrame } from './framing.js';
+import { FrameDecoder, FrameError, encodeFrame } from './framing.js';
+import { DEFAULT_MAX_FRAME } from './limits.js';
 
 /** How long a peer may hold an incomplete frame without completing one before the link is dropped. */
 export const FRAME_TIMEOUT_MS = 10_000;

@@ -1,0 +1,13 @@
+// The sizes tmux-run holds a run to, in one place. The JSON Schemas (schemas/) carry the same
+// numbers as literals; test/unit/limits.test.ts proves they agree.
+
+/** A script: at most this many bytes of UTF-8 (the schemas' maxLength counts characters). */
+export const MAX_SCRIPT_BYTES = 65536;
+/** stdout_limit and stderr_limit when the call gives none. */
+export const DEFAULT_OUTPUT_LIMIT = 65536;
+/** The largest stdout_limit or stderr_limit a call may ask for. */
+export const MAX_OUTPUT_LIMIT = 262144;
+/** The largest request frame a helper reads: a whole script plus its authorization. */
+export const MAX_REQUEST_FRAME = 2 * MAX_SCRIPT_BYTES;
+/** The largest frame a peer reads unless told otherwise: a reply with two full streams fits. */
+export const DEFAULT_MAX_FRAME = 4 * MAX_OUTPUT_LIMIT;

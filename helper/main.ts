@@ -4,12 +4,12 @@ import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { checkRegistryDir } from '../src/enrollment/registry-dir.js';
+import { channelFiles, checkRegistryDir, recordPath, socketPath } from '../src/enrollment/layout.js';
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';
 import { ShellChannel } from './shell-channel.js';
-import { recordPath, removeQuietly, socketPath, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
+import { removeQuietly, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { LinkLimit } from '../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
     if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
     else service.shutdown('the enrolled shell has exited');
     const finish = (): void => {
-      for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(base + suffix);
+      channelFiles(base).forEach(removeQuietly);
       shell.close();
       process.exit(code);
     };

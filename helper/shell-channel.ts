@@ -3,6 +3,7 @@
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
+import { CHANNEL } from '../src/enrollment/layout.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
@@ -36,8 +37,8 @@ export class ShellChannel {
 
   /** Opens the FIFOs the shell created (it holds both ends open read-write). */
   open(): void {
-    const w = openSync(`${this.base}.req`, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    const r = openSync(`${this.base}.rsp`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const w = openSync(this.base + CHANNEL.request, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const r = openSync(this.base + CHANNEL.reply, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
     this.req = new Socket({ fd: w, readable: false, writable: true });
     this.rsp = new Socket({ fd: r, readable: true, writable: false });
     this.req.on('error', () => this.finish());
@@ -140,7 +141,7 @@ export class ShellChannel {
     if (kind !== 'K') return { ok: false, reason: 'protocol' };
     let data: Buffer;
     try {
-      const fd = openSync(`${this.base}.env`, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const fd = openSync(this.base + CHANNEL.snapshot, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         data = readFileSync(fd);
       } finally {

@@ -66,12 +66,8 @@ _tmux_run_enroll() {
     return 1
   fi
 
-  local dir
-  if [[ -n $TMUX_RUN_DIR ]]; then dir=$TMUX_RUN_DIR
-  elif [[ -n $XDG_RUNTIME_DIR ]]; then dir=$XDG_RUNTIME_DIR/tmux-run
-  elif [[ -d /run/user/$EUID && ! -L /run/user/$EUID && -O /run/user/$EUID ]]; then dir=/run/user/$EUID/tmux-run
-  else dir=/tmp/tmux-run-$EUID
-  fi
+  local REPLY dir
+  _tmux_run_dir; dir=$REPLY
   if [[ $dir != /* ]]; then
     print -ru2 -- "tmux-run: not enrolled: the directory $dir is not an absolute path; set TMUX_RUN_DIR to one"
     return 1
@@ -191,6 +187,18 @@ _tmux_run_enroll() {
   zle -F -w $req _tmux_run_on_request
   precmd_functions+=(_tmux_run_precmd)
   return 0
+}
+
+# _tmux_run_dir: sets REPLY to the registry directory: TMUX_RUN_DIR, else
+# $XDG_RUNTIME_DIR/tmux-run, else /run/user/UID/tmux-run when that runtime directory is a real
+# directory of this user's, else /tmp/tmux-run-UID (as src/enrollment/layout.ts decides).
+_tmux_run_dir() {
+  emulate -L zsh
+  if [[ -n $TMUX_RUN_DIR ]]; then REPLY=$TMUX_RUN_DIR
+  elif [[ -n $XDG_RUNTIME_DIR ]]; then REPLY=$XDG_RUNTIME_DIR/tmux-run
+  elif [[ -d /run/user/$EUID && ! -L /run/user/$EUID && -O /run/user/$EUID ]]; then REPLY=/run/user/$EUID/tmux-run
+  else REPLY=/tmp/tmux-run-$EUID
+  fi
 }
 
 # _tmux_run_log_reason LOG: the line of a helper's log that best says why it stopped.

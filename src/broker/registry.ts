@@ -1,8 +1,8 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
 import { lstatSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { checkRegistryDir } from '../enrollment/registry-dir.js';
-import { readRecord, removeQuietly, socketPath, type EnrollmentRecord } from '../enrollment/record.js';
+import { channelFiles, checkRegistryDir, isRecordName, recordPath, socketPath } from '../enrollment/layout.js';
+import { readRecord, removeQuietly, type EnrollmentRecord } from '../enrollment/record.js';
 import { paneGeneration } from '../enrollment/generation.js';
 import { procStat } from '../os/proc.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
@@ -36,7 +36,7 @@ const cache = new Map<string, { rec: EnrollmentRecord; file: string }>();
  */
 export function scanRecords(dir: string): EnrollmentRecord[] {
   checkRegistryDir(dir);
-  const names = readdirSync(dir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
+  const names = readdirSync(dir).filter(isRecordName);
   const out: EnrollmentRecord[] = [];
   const uid = process.getuid?.();
   for (const name of names) {
@@ -58,7 +58,7 @@ export function scanRecords(dir: string): EnrollmentRecord[] {
         continue;
       }
       // A record is named after its enrollment; a copy under another name describes nothing.
-      if (name !== `${rec.enrollment_generation}.json`) continue;
+      if (path !== recordPath(dir, rec.enrollment_generation)) continue;
       cache.set(path, { rec, file });
     }
     out.push(rec);
@@ -93,11 +93,11 @@ export function removeEnrollmentFiles(
   rec: EnrollmentRecord,
   inUse: ReadonlySet<string> = new Set(),
 ): void {
-  removeQuietly(join(dir, `${rec.enrollment_generation}.json`));
+  const record = recordPath(dir, rec.enrollment_generation);
+  removeQuietly(record);
   removeQuietly(recordSocket(dir, rec));
-  if (dirname(rec.channel) === dir && !inUse.has(rec.channel))
-    for (const suffix of ['.req', '.rsp', '.env', '.log']) removeQuietly(rec.channel + suffix);
-  cache.delete(join(dir, `${rec.enrollment_generation}.json`));
+  if (dirname(rec.channel) === dir && !inUse.has(rec.channel)) channelFiles(rec.channel).forEach(removeQuietly);
+  cache.delete(record);
 }
 
 const helperAlive = (rec: EnrollmentRecord): boolean => {

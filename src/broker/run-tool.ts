@@ -1,6 +1,6 @@
 // tmux_run in the broker: validate, resolve the target to its live enrollment, authorize (digest,
 // run id, HMAC over the generations), hand the run to the pane's helper, and report what happened.
-import { RegistryDirError } from '../enrollment/registry-dir.js';
+import { RegistryDirError } from '../enrollment/layout.js';
 import { freshId, scriptDigest } from '../enrollment/generation.js';
 import { signBinding, type Binding } from '../protocol/token.js';
 import type { AuditLog } from '../audit/audit-log.js';

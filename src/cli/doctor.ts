@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
 import { auditPath } from '../audit/audit-log.js';
-import { checkRegistryDir, resolveRegistryDir } from '../enrollment/registry-dir.js';
+import { checkRegistryDir, resolveRegistryDir } from '../enrollment/layout.js';
 import { listEnrolled, scanRecords } from '../broker/registry.js';
 import { safeJson } from './escape.js';
 import { formatRows, type Cell } from './output.js';

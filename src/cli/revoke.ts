@@ -1,6 +1,7 @@
 // `tmux-run revoke PANE`: ends one enrollment through its helper, signed with its secret.
 import { existsSync } from 'node:fs';
-import { recordPath, type EnrollmentRecord } from '../enrollment/record.js';
+import type { EnrollmentRecord } from '../enrollment/record.js';
+import { recordPath } from '../enrollment/layout.js';
 import { signRevoke } from '../protocol/token.js';
 import type { Reply } from '../protocol/messages.js';
 import { connectHelper, exchange } from '../broker/helper-client.js';

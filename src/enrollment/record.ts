@@ -1,6 +1,7 @@
 // The enrollment record a helper publishes in the registry directory (0600, written atomically).
 import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { recordPath } from './layout.js';
 
 export interface EnrollmentRecord {
   version: 1;
@@ -18,18 +19,12 @@ export interface EnrollmentRecord {
   helper_pid: number;
   /** The helper's Unix socket. */
   socket: string;
-  /** Path prefix of the shell channel (FIFOs .req/.rsp, snapshot .env, log .log). */
+  /** Path prefix of the shell channel (see CHANNEL in layout.ts). */
   channel: string;
   enrolled_at: string;
   /** HMAC key for this enrollment, hex. Only this user can read the file. */
   secret: string;
 }
-
-export const recordPath = (dir: string, enrollmentGeneration: string): string =>
-  join(dir, `${enrollmentGeneration}.json`);
-
-export const socketPath = (dir: string, enrollmentGeneration: string): string =>
-  join(dir, `${enrollmentGeneration}.sock`);
 
 /** Writes the record 0600 under a temporary name, then renames it into place. */
 export function writeRecord(dir: string, rec: EnrollmentRecord): string {

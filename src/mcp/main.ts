@@ -51,7 +51,7 @@ const enabled = parseArgs(process.argv.slice(2));
 const [{ StdioServerTransport }, { resolveRegistryDir }, { AuditLog, auditPath }, { createServer }] = await Promise.all(
   [
     import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('../enrollment/registry-dir.js'),
+    import('../enrollment/layout.js'),
     import('../audit/audit-log.js'),
     import('./server.js'),
   ],

@@ -8,7 +8,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import { RegistryDirError } from '../enrollment/registry-dir.js';
+import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { runTool as runToolCall } from '../broker/run-tool.js';
 import { failure, renderText, visible, type ToolResult } from '../broker/result.js';

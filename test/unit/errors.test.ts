@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, isErrorCode } from '../../src/protocol/errors.js';
 import { failure } from '../../src/broker/result.js';
 import { checkReply } from '../../src/protocol/messages.js';
-import { checkRegistryDir, RegistryDirError } from '../../src/enrollment/registry-dir.js';
+import { checkRegistryDir, RegistryDirError } from '../../src/enrollment/layout.js';
 
 const root = new URL('../../', import.meta.url);
 

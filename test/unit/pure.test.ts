@@ -182,7 +182,7 @@ describe('results', () => {
 
 describe('the registry directory', () => {
   it('is TMUX_RUN_DIR, else under XDG_RUNTIME_DIR, else under /run/user/UID when it exists, else /tmp', async () => {
-    const { resolveRegistryDir } = await import('../../src/enrollment/registry-dir.js');
+    const { resolveRegistryDir } = await import('../../src/enrollment/layout.js');
     const exists = () => true;
     const missing = () => false;
     expect(resolveRegistryDir({ TMUX_RUN_DIR: '/x', XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/x');

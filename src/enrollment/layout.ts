@@ -1,7 +1,37 @@
-// The registry directory: where enrollment records, sockets and channels live, checked like tmux's.
+// The registry directory and what lives in it: where it is, how it is checked (like tmux's), and
+// the names of the files enrollment puts there. shell/tmux-run.zsh follows the same rules;
+// test/unit/shell-snippet.test.ts proves it agrees.
 import { lstatSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { ErrorCode } from '../protocol/errors.js';
+
+/** The registry directory's mode: its owner only. Any group or other bit makes it unsafe. */
+export const REGISTRY_DIR_MODE = 0o700;
+
+/** An enrollment's record (`ENROLLMENT.json`, 0600) and its helper's socket (`ENROLLMENT.sock`). */
+export const RECORD_SUFFIX = '.json';
+export const SOCKET_SUFFIX = '.sock';
+
+/** A record's file name: the enrollment generation (32 hex) and the record suffix. */
+export const isRecordName = (name: string): boolean => /^[a-f0-9]{32}\.json$/.test(name);
+
+export const recordPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}${RECORD_SUFFIX}`);
+
+export const socketPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}${SOCKET_SUFFIX}`);
+
+/**
+ * The shell channel: the snippet picks a path `DIR/ch.PID.RANDOM` (the record's `channel`) and
+ * makes beside it two FIFOs (the helper's requests, the shell's replies), the snapshot file the
+ * shell writes for each run, and the helper's log.
+ */
+export const CHANNEL_PREFIX = 'ch.';
+export const CHANNEL = { request: '.req', reply: '.rsp', snapshot: '.env', log: '.log' } as const;
+export const CHANNEL_SUFFIXES: readonly string[] = Object.values(CHANNEL);
+
+/** Every file of the channel whose path prefix is `base`. */
+export const channelFiles = (base: string): string[] => CHANNEL_SUFFIXES.map((s) => base + s);
 
 /**
  * A registry directory that is missing (no pane was ever enrolled: nothing to list) or unsafe or
@@ -59,7 +89,7 @@ export function checkRegistryDir(dir: string, opts: { create?: boolean } = {}): 
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT' && opts.create) {
       try {
-        mkdirSync(dir, { mode: 0o700 });
+        mkdirSync(dir, { mode: REGISTRY_DIR_MODE });
       } catch (e2) {
         throw new RegistryDirError(`cannot create the directory ${dir}: ${(e2 as Error).message}`, 'unsafe', {
           cause: e2,
@@ -87,7 +117,7 @@ export function checkRegistryDir(dir: string, opts: { create?: boolean } = {}): 
       'unsafe',
     );
   }
-  if ((st.mode & 0o077) !== 0) {
+  if ((st.mode & 0o777 & ~REGISTRY_DIR_MODE) !== 0) {
     throw new RegistryDirError(
       `${dir} is open to other users (mode ${(st.mode & 0o777).toString(8)}); run: chmod 700 '${dir}'`,
       'unsafe',

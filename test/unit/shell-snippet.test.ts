@@ -1,0 +1,94 @@
+// shell/tmux-run.zsh and src/enrollment/layout.ts describe the same registry: the same directory
+// fallbacks and mode, the same channel and record file names. Read from the snippet's text, and
+// for the directory, asked of the snippet's own function in a real zsh.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  CHANNEL_PREFIX,
+  CHANNEL_SUFFIXES,
+  RECORD_SUFFIX,
+  REGISTRY_DIR_MODE,
+  SOCKET_SUFFIX,
+  resolveRegistryDir,
+} from '../../src/enrollment/layout.js';
+
+const snippetPath = fileURLToPath(new URL('../../shell/tmux-run.zsh', import.meta.url));
+const snippet = readFileSync(snippetPath, 'utf8');
+const code = snippet
+  .split('\n')
+  .filter((l) => !/^\s*#/.test(l))
+  .join('\n');
+const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
+
+/** The suffixes the snippet puts after a channel path (`$base.req`, `$_tmux_run_base.{req,rsp}`). */
+function channelSuffixes(text: string): { used: string[]; removedAtTeardown: string[] } {
+  const used = [...text.matchAll(/\$(?:base|_tmux_run_base)\.([a-z]+)\b/g)].map((m) => `.${m[1]}`);
+  const braces = [...text.matchAll(/\$_tmux_run_base\.\{([a-z,]+)\}/g)].flatMap((m) =>
+    m[1]!.split(',').map((s) => `.${s}`),
+  );
+  return { used: sorted([...used, ...braces]), removedAtTeardown: sorted(braces) };
+}
+
+describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
+  it('uses exactly the channel suffixes, and removes all of them at teardown and on a failed enrollment', () => {
+    const { used, removedAtTeardown } = channelSuffixes(code);
+    expect(used).toEqual(sorted(CHANNEL_SUFFIXES));
+    expect(removedAtTeardown).toEqual(sorted(CHANNEL_SUFFIXES));
+    const onFailure = code
+      .split('\n')
+      .find((l) => /zf_rm -f -- \$base\.\w+ \$base\.\w+ \$base\.\w+ \$base\.\w+/.test(l));
+    expect(sorted([...(onFailure ?? '').matchAll(/\$base(\.[a-z]+)/g)].map((m) => m[1]!))).toEqual(
+      sorted(CHANNEL_SUFFIXES),
+    );
+    expect(code).toContain(`base=$dir/${CHANNEL_PREFIX}`);
+  });
+
+  it('the suffix reader sees a suffix the TypeScript does not know', () => {
+    expect(channelSuffixes('zf_rm -f -- $base.req $base.tmp; zf_rm -- $_tmux_run_base.{req,rsp}').used).toEqual([
+      '.req',
+      '.rsp',
+      '.tmp',
+    ]);
+  });
+
+  it('names records and sockets with the same suffixes', () => {
+    const names = sorted(
+      [...code.matchAll(/\$(?:enrollment|_tmux_run_enrollment)(?:\.([a-z]+)|\.\{([a-z,]+)\})/g)].flatMap((m) =>
+        (m[1] ?? m[2]!).split(',').map((s) => `.${s}`),
+      ),
+    );
+    expect(names).toEqual(sorted([RECORD_SUFFIX, SOCKET_SUFFIX]));
+  });
+
+  it('creates the directory with the same mode and refuses the same other bits', () => {
+    expect(code).toContain(`zf_mkdir -m ${REGISTRY_DIR_MODE.toString(8)} -- $dir`);
+    expect(code).toContain(`(st[mode] & 8#0${(0o777 & ~REGISTRY_DIR_MODE).toString(8)}) != 0`);
+  });
+
+  it("picks the same directory as resolveRegistryDir, asked of the snippet's _tmux_run_dir", () => {
+    const uid = process.getuid?.() ?? 0;
+    const cases: NodeJS.ProcessEnv[] = [
+      { TMUX_RUN_DIR: '/x/run dir', XDG_RUNTIME_DIR: '/y' },
+      { XDG_RUNTIME_DIR: '/y/xdg' },
+      { TMUX_RUN_DIR: '', XDG_RUNTIME_DIR: '/z' },
+      {},
+    ];
+    for (const env of cases) {
+      // Sourcing outside tmux refuses to enroll, but leaves its functions defined.
+      const r = spawnSync(
+        'zsh',
+        ['-f', '-c', 'source "$1" 2>/dev/null; _tmux_run_dir; print -rn -- "$REPLY"', 'zsh', snippetPath],
+        { env: { PATH: process.env.PATH, HOME: '/nonexistent', ...env }, encoding: 'utf8' },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toBe(resolveRegistryDir(env, uid));
+    }
+    // Both fallbacks without XDG_RUNTIME_DIR are written the same way.
+    expect(code).toContain('REPLY=/run/user/$EUID/tmux-run');
+    expect(code).toContain('REPLY=/tmp/tmux-run-$EUID');
+    expect(resolveRegistryDir({}, 7, () => true)).toBe('/run/user/7/tmux-run');
+    expect(resolveRegistryDir({}, 7, () => false)).toBe('/tmp/tmux-run-7');
+  });
+});

@@ -1,18 +1,18 @@
 // The tool's structured results: the success and error variants of the contract's output schema.
 import { isUtf8 } from 'node:buffer';
 import type { Completion } from '../protocol/messages.js';
+import type { Binding } from '../protocol/token.js';
 import { nothingRan, type ErrorCode } from '../protocol/errors.js';
+import { escapeControls } from './escape.js';
 
 export type Delivery = 'not_sent' | 'possibly_sent' | 'observed';
 
-export interface Authorization {
-  state: 'authorized';
-  run_id: string;
-  script_digest: string;
-  server_generation: string;
-  pane_id: string;
-  enrollment_generation: string;
-  process_generation: string;
+/** What a result reports as authorized: the signed binding, less its output limits and time. */
+export type Authorization = { state: 'authorized' } & Omit<Binding, 'stdout_limit' | 'stderr_limit' | 'issued_at'>;
+
+export function authorizationOf(binding: Binding): Authorization {
+  const { stdout_limit: _o, stderr_limit: _e, issued_at: _t, ...bound } = binding;
+  return { state: 'authorized', ...bound };
 }
 
 export interface Target {
@@ -49,17 +49,6 @@ export function encodeStream(buf: Buffer): Stream {
 }
 
 /**
- * `text` with every control character a terminal could act on (C0 but tab and newline, DEL, C1)
- * shown as `\xHH`: messages and listings name outside things (directories, tmux names).
- */
-export function visible(text: string): string {
-  return text.replace(
-    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-}
-
-/**
  * An error result; `effects` is derived from delivery unless given. A call that was not sent
  * says "nothing was run" after its message (the message itself never does).
  */
@@ -68,7 +57,7 @@ export function failure(code: ErrorCode, message: string, delivery: Delivery, ef
     effects ??
     (delivery === 'not_sent' ? { state: 'none', authorization: null, completion: { state: 'unobserved' } } : undefined);
   const text = delivery === 'not_sent' ? nothingRan(message) : message;
-  return { ok: false, error: { code, message: visible(text), delivery, ...(fx ? { effects: fx } : {}) } };
+  return { ok: false, error: { code, message: escapeControls(text), delivery, ...(fx ? { effects: fx } : {}) } };
 }
 
 const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>

@@ -8,7 +8,7 @@ import type { Reply } from '../protocol/messages.js';
 import { terminateGroup } from '../os/process-group.js';
 import { recordProblem, recordSocket, scanRecords } from './registry.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
-import { failure, encodeStream, type Authorization, type ToolResult } from './result.js';
+import { authorizationOf, failure, encodeStream, type ToolResult } from './result.js';
 import { validateRunInput } from './contract.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
@@ -117,9 +117,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     stderr_limit: args.stderr_limit ?? DEFAULT_OUTPUT_LIMIT,
     issued_at: Date.now(),
   };
-  // What the result reports as authorized: the signed binding less its limits and time.
-  const { stdout_limit: _o, stderr_limit: _e, issued_at: _t, ...bound } = binding;
-  const auth: Authorization = { state: 'authorized', ...bound };
+  const auth = authorizationOf(binding);
   const token = signBinding(Buffer.from(rec.secret, 'hex'), binding);
   if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
 

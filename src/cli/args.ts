@@ -1,7 +1,7 @@
 // A small argument parser: long options (`--name`, `--name value`, `--name=value`), positional
 // arguments, `--` to end options; anything it does not know is a UsageError.
 import { UsageError } from './errors.js';
-import { escapeControls } from './escape.js';
+import { escapeControls } from '../broker/escape.js';
 
 export interface ArgSpec {
   /** Long option names (without `--`): true when the option takes a value. */

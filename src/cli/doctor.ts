@@ -5,7 +5,7 @@ import { dirname, isAbsolute } from 'node:path';
 import { auditPath } from '../audit/audit-log.js';
 import { checkRegistryDir, resolveRegistryDir } from '../enrollment/layout.js';
 import { listEnrolled, scanRecords } from '../broker/registry.js';
-import { safeJson } from './escape.js';
+import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
 import type { Command } from './command.js';

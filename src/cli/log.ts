@@ -3,7 +3,7 @@ import { constants as os } from 'node:os';
 import { auditPath } from '../audit/audit-log.js';
 import { AuditReader, type AuditObject, type Batch } from '../audit/audit-reader.js';
 import { UsageError } from './errors.js';
-import { escapeControls, safeJson } from './escape.js';
+import { escapeControls, safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import type { Command } from './command.js';
 

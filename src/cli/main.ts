@@ -2,7 +2,7 @@
 // an exit status (0 success, 1 failure, 2 bad usage).
 import { parseArgs, wantsHelp } from './args.js';
 import { CliError, UsageError } from './errors.js';
-import { escapeControls } from './escape.js';
+import { escapeControls } from '../broker/escape.js';
 import { processIo, type Io } from './output.js';
 import { packageVersion } from '../os/package-root.js';
 import { panes } from './panes.js';

@@ -1,5 +1,5 @@
 // Where a command writes, whether it may use colour, and aligned tables.
-import { escapeControls } from './escape.js';
+import { escapeControls } from '../broker/escape.js';
 
 export interface Io {
   out(text: string): void;

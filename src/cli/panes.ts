@@ -1,6 +1,6 @@
 // `tmux-run panes`: the live enrollments, as a table or as JSON.
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
-import { safeJson } from './escape.js';
+import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell, type Color } from './output.js';
 import { existingRegistryDir } from './registry-dir.js';
 import { shellQuote, snippetPath } from '../os/package-root.js';

@@ -7,7 +7,7 @@ import type { Reply } from '../protocol/messages.js';
 import { connectHelper, exchange } from '../broker/helper-client.js';
 import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../broker/registry.js';
 import { CliError, UsageError } from './errors.js';
-import { escapeControls } from './escape.js';
+import { escapeControls } from '../broker/escape.js';
 import { existingRegistryDir } from './registry-dir.js';
 import type { Command } from './command.js';
 

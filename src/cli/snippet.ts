@@ -1,7 +1,7 @@
 // `tmux-run snippet`: where the enrollment snippet is and the line that sources it.
 import { existsSync } from 'node:fs';
 import { CliError } from './errors.js';
-import { escapeControls } from './escape.js';
+import { escapeControls } from '../broker/escape.js';
 import { shellQuote, snippetPath } from '../os/package-root.js';
 import type { Command } from './command.js';
 

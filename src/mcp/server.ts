@@ -11,7 +11,8 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { runTool as runToolCall } from '../broker/run-tool.js';
-import { failure, renderText, visible, type ToolResult } from '../broker/result.js';
+import { failure, renderText, type ToolResult } from '../broker/result.js';
+import { escapeControls } from '../broker/escape.js';
 import { validatePanesInput, validatePanesOutput, validateRunOutput } from '../broker/contract.js';
 import { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL, panesTool, runTool } from './tools.js';
 
@@ -123,10 +124,12 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
     panes.length === 0
       ? 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.'
       : panes
-          .map(
-            (p) =>
+          .map((p) =>
+            // One line per pane, whatever its names hold (a newline in a directory name included).
+            escapeControls(
               `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} cwd ${JSON.stringify(p.cwd)}`,
+            ),
           )
           .join('\n');
-  return { content: [{ type: 'text', text: visible(text) }], structuredContent: structured };
+  return { content: [{ type: 'text', text }], structuredContent: structured };
 }

@@ -1,6 +1,6 @@
 // Pure pieces of the CLI: escaping, argument parsing, --since, log rows, versions, pane choice.
 import { describe, expect, it } from 'vitest';
-import { escapeControls, safeJson } from '../../src/cli/escape.js';
+import { escapeControls, safeJson } from '../../src/broker/escape.js';
 import { parseArgs, wantsHelp } from '../../src/cli/args.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { formatDuration, logRow, matches, parseSince } from '../../src/cli/log.js';

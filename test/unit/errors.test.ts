@@ -52,6 +52,11 @@ describe('error codes', () => {
     expect(!observed.ok && observed.error.message).toBe('the link broke');
   });
 
+  it('a message naming outside text shows its control characters, newline included, as escapes', () => {
+    const r = failure('cwd_unavailable', 'the directory "/tmp/a\nb\x1b]2;x\x07" is gone', 'observed');
+    expect(!r.ok && r.error.message).toBe('the directory "/tmp/a\\x0ab\\x1b]2;x\\x07" is gone');
+  });
+
   it('a missing registry directory is told apart from an unsafe one by its reason', () => {
     const missing = (() => {
       try {

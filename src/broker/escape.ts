@@ -1,4 +1,5 @@
-// Escaping of text that came from outside (tmux names, paths, audit entries) before it is printed.
+// Escaping of text that came from outside (tmux names, paths, audit entries) before it is shown:
+// in a terminal by the CLI, or to an MCP client in a result's message or a listing's text.
 
 /** C0 controls, DEL and C1 controls: anything a terminal might act on instead of drawing. */
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;

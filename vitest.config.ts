@@ -1,17 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
-// Integration tests start real tmux servers and shells: run files in parallel, but only as
-// many at once as a small (2-core) CI machine can carry without starving the shells.
+// Two kinds of tests. `unit` (test/unit) starts no tmux and no shell: its files run in parallel
+// and finish in seconds. `integration` (every other folder) starts real tmux servers and shells:
+// files run in parallel too, but only as many at once as a small (2-core) CI machine can carry
+// without starving the shells, and a global setup sweeps up whatever a test run leaves.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 30_000,
-    pool: 'forks',
-    maxWorkers: 2,
-    fileParallelism: true,
     dangerouslyIgnoreUnhandledErrors: false,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // forks, not threads: the helper service under test spawns its runs with process groups.
+          pool: 'forks',
+          fileParallelism: true,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**'],
+          globalSetup: ['test/support/global-setup.ts'],
+          pool: 'forks',
+          maxWorkers: 2,
+          fileParallelism: true,
+        },
+      },
+    ],
   },
 });

@@ -2,7 +2,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cli, sandbox, type Sandbox } from './support.js';
+import { runCli } from '../support/cli.js';
+import { sandbox, type Sandbox } from './support.js';
 
 let box: Sandbox;
 beforeEach(() => {
@@ -19,7 +20,7 @@ interface Check {
 
 describe('tmux-run doctor', () => {
   it('passes every check in a healthy setup', async () => {
-    const r = await cli(['doctor'], box.env);
+    const r = await runCli(['doctor'], box.env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
@@ -32,7 +33,7 @@ describe('tmux-run doctor', () => {
       'ok audit',
       'ok enrollments',
     ]);
-    const json = await cli(['doctor', '--json'], box.env);
+    const json = await runCli(['doctor', '--json'], box.env);
     expect(json.code).toBe(0);
     const checks = JSON.parse(json.stdout) as Check[];
     expect(checks.map((c) => c.check)).toEqual(['node', 'tmux', 'zsh', 'registry', 'helper', 'audit', 'enrollments']);
@@ -40,19 +41,19 @@ describe('tmux-run doctor', () => {
   });
 
   it('accepts a registry directory that does not exist yet', async () => {
-    const r = await cli(['doctor'], { ...box.env, TMUX_RUN_DIR: join(box.dir, 'not-yet') });
+    const r = await runCli(['doctor'], { ...box.env, TMUX_RUN_DIR: join(box.dir, 'not-yet') });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ok\s+registry\s+.*will be created on first enrollment$/m);
   });
 
   it('fails when TMUX_RUN_DIR is open to others, naming the check and the fix', async () => {
     chmodSync(box.registryDir, 0o777);
-    const r = await cli(['doctor'], box.env);
+    const r = await runCli(['doctor'], box.env);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL\s+registry\s+.*open to other users \(mode 777\); fix: chmod 700 /m);
     expect(r.stdout).toMatch(/^ok\s+node/m);
     expect(r.stderr).toBe('tmux-run: doctor: 1 check failed (registry)\n');
-    const json = await cli(['doctor', '--json'], box.env);
+    const json = await runCli(['doctor', '--json'], box.env);
     expect(json.code).toBe(1);
     const failed = (JSON.parse(json.stdout) as Check[]).filter((c) => !c.ok);
     expect(failed).toEqual([
@@ -70,13 +71,13 @@ describe('tmux-run doctor', () => {
     const trail = join(box.stateDir, 'tmux-run', 'audit.jsonl');
     writeFileSync(trail, '');
     chmodSync(trail, 0o644);
-    const r = await cli(['doctor'], box.env);
+    const r = await runCli(['doctor'], box.env);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL\s+audit\s+.*mode 644.*fix: chmod 600 /m);
   });
 
   it('fails when tmux or zsh is missing from PATH', async () => {
-    const r = await cli(['doctor', '--json'], { ...box.env, PATH: join(box.dir, 'empty-bin') });
+    const r = await runCli(['doctor', '--json'], { ...box.env, PATH: join(box.dir, 'empty-bin') });
     expect(r.code).toBe(1);
     const failed = (JSON.parse(r.stdout) as Check[]).filter((c) => !c.ok).map((c) => c.check);
     expect(failed).toEqual(['tmux', 'zsh']);

@@ -2,7 +2,8 @@
 import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, collect, sandbox, startCli } from './support.js';
+import { collect, runCli, startCli } from '../support/cli.js';
+import { sandbox } from './support.js';
 
 const box = sandbox();
 const trail = join(box.stateDir, 'tmux-run', 'audit.jsonl');
@@ -76,7 +77,7 @@ const jsonLines = (stdout: string): Array<Record<string, unknown>> =>
 
 describe('tmux-run log', () => {
   it('prints a table of every entry and counts the unparsable lines', async () => {
-    const r = await cli(['log'], box.env);
+    const r = await runCli(['log'], box.env);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^TIME\s+PANE\s+RUN\s+EVENT\s+OUTCOME\s+STATUS\s+BYTES\s+DURATION\s+DIGEST$/);
@@ -87,7 +88,7 @@ describe('tmux-run log', () => {
   });
 
   it('prints the matching entries as JSON lines with --json', async () => {
-    const r = await cli(['log', '--json'], box.env);
+    const r = await runCli(['log', '--json'], box.env);
     expect(r.code).toBe(0);
     const got = jsonLines(r.stdout);
     expect(got).toEqual(entries);
@@ -97,7 +98,7 @@ describe('tmux-run log', () => {
 
   it('filters by pane, run prefix and since, alone and together', async () => {
     const runIds = async (...args: string[]): Promise<string[]> => {
-      const r = await cli(['log', '--json', ...args], box.env);
+      const r = await runCli(['log', '--json', ...args], box.env);
       expect(r.code).toBe(0);
       return jsonLines(r.stdout).map((e) => `${String(e.run_id).slice(0, 8)}:${String(e.event)}`);
     };
@@ -115,13 +116,13 @@ describe('tmux-run log', () => {
 
   it('shows nothing, with a note, when there is no audit trail', async () => {
     const env = { ...box.env, XDG_STATE_HOME: join(box.dir, 'nowhere') };
-    const table = await cli(['log'], env);
+    const table = await runCli(['log'], env);
     expect(table.code).toBe(0);
     expect(table.stdout).toBe('');
     expect(table.stderr).toMatch(
       /^tmux-run: no audit trail yet \(.*nowhere\/tmux-run\/audit\.jsonl does not exist\)\n$/,
     );
-    const json = await cli(['log', '--json'], env);
+    const json = await runCli(['log', '--json'], env);
     expect(json).toMatchObject({ code: 0, stdout: '', stderr: '' });
   });
 

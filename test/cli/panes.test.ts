@@ -2,15 +2,12 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  assertNoLeftovers,
-  processAlive,
-  startServer,
-  waitUntil,
-  type Pane,
-  type TmuxServer,
-} from '../support/tmux.js';
-import { cli, ROOT } from './support.js';
+import { runCli } from '../support/cli.js';
+import type { Pane } from '../support/pane.js';
+import { processAlive } from '../support/processes.js';
+import { ROOT } from '../support/product.js';
+import { assertNoLeftovers, startServer, type TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 
 const SNIPPET = join(ROOT, 'shell', 'tmux-run.zsh');
 
@@ -63,7 +60,7 @@ async function enroll(pane: Pane): Promise<void> {
 }
 
 async function listed(env: Record<string, string>): Promise<Listing[]> {
-  const r = await cli(['panes', '--json'], env);
+  const r = await runCli(['panes', '--json'], env);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as Listing[];
 }
@@ -71,7 +68,7 @@ async function listed(env: Record<string, string>): Promise<Listing[]> {
 describe('tmux-run panes and revoke', () => {
   it('lists nothing when no pane is enrolled', async () => {
     const s = await server();
-    const table = await cli(['panes'], s.env);
+    const table = await runCli(['panes'], s.env);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain(`source ${SNIPPET}`);
     expect(table.stdout).toMatch(/No panes are enrolled/);
@@ -79,12 +76,12 @@ describe('tmux-run panes and revoke', () => {
     // A registry directory that does not exist yet is "nothing enrolled" as well.
     const missing = { ...s.env, TMUX_RUN_DIR: join(s.registryDir, 'not-yet') };
     expect(await listed(missing)).toEqual([]);
-    expect((await cli(['panes'], missing)).code).toBe(0);
+    expect((await runCli(['panes'], missing)).code).toBe(0);
   });
 
   it('refuses an unsafe registry directory with exit 1', async () => {
     const s = await server();
-    const r = await cli(['panes'], { ...s.env, TMUX_RUN_DIR: s.home + '/.zshrc' });
+    const r = await runCli(['panes'], { ...s.env, TMUX_RUN_DIR: s.home + '/.zshrc' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^tmux-run: .*is not a directory.*\n$/);
   });
@@ -106,7 +103,7 @@ describe('tmux-run panes and revoke', () => {
     expect(p.generation).toMatch(/^[a-f0-9]{32}$/);
     expect(processAlive(p.helper_pid)).toBe(true);
 
-    const table = await cli(['panes'], s.env);
+    const table = await runCli(['panes'], s.env);
     expect(table.code).toBe(0);
     const [head, row, ...more] = table.stdout.trimEnd().split('\n');
     expect(head).toMatch(/^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+STATE\s+SHELL PID\s+CWD\s+ENROLLED$/);
@@ -119,13 +116,13 @@ describe('tmux-run panes and revoke', () => {
     expect(table.stdout).not.toMatch(/\x1b/);
 
     // doctor sees it answering
-    const doctor = await cli(['doctor'], s.env);
+    const doctor = await runCli(['doctor'], s.env);
     expect(doctor.code, doctor.stdout).toBe(0);
     expect(doctor.stdout).toMatch(
       new RegExp(`^ok\\s+enrollments\\s+1 pane enrolled and answering \\(${pane.id}\\)`, 'm'),
     );
 
-    const r = await cli(['revoke', pane.id], s.env);
+    const r = await runCli(['revoke', pane.id], s.env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`revoked pane ${pane.id} (generation ${p.generation})\n`);
@@ -145,7 +142,7 @@ describe('tmux-run panes and revoke', () => {
     await enroll(pane);
     const second = (await listed(s.env))[0]!;
     expect(second.pane_id).toBe(pane.id);
-    const asJson = await cli(['revoke', pane.id, '--json'], s.env);
+    const asJson = await runCli(['revoke', pane.id, '--json'], s.env);
     expect(asJson.code, asJson.stderr).toBe(0);
     expect(JSON.parse(asJson.stdout)).toEqual({
       revoked: true,
@@ -154,7 +151,7 @@ describe('tmux-run panes and revoke', () => {
       confirmed_by_helper: true,
     });
 
-    const again = await cli(['revoke', p.generation.slice(0, 8)], s.env);
+    const again = await runCli(['revoke', p.generation.slice(0, 8)], s.env);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe(`tmux-run: no enrolled pane ${p.generation.slice(0, 8)}\n`);
   });
@@ -167,7 +164,7 @@ describe('tmux-run panes and revoke', () => {
     process.kill(p.helper_pid, 'SIGSTOP'); // alive, but answers nothing
     try {
       expect(await listed(s.env)).toEqual([]);
-      const r = await cli(['revoke', pane.id], s.env);
+      const r = await runCli(['revoke', pane.id], s.env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toBe(
         `tmux-run: the helper (pid ${p.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`,
@@ -197,16 +194,16 @@ describe('tmux-run panes and revoke', () => {
     const onB = list.find((x) => x.tmux_socket === b.socket)!;
     const onA = list.find((x) => x.tmux_socket === a.socket)!;
 
-    const ambiguous = await cli(['revoke', pa.id], a.env);
+    const ambiguous = await runCli(['revoke', pa.id], a.env);
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr).toMatch(/^tmux-run: pane %\d+ is enrolled 2 times .*choose one with --generation\n$/);
 
-    const here = await cli(['revoke', pa.id], { ...a.env, TMUX: `${b.socket},${b.pid},0` });
+    const here = await runCli(['revoke', pa.id], { ...a.env, TMUX: `${b.socket},${b.pid},0` });
     expect(here.code, here.stderr).toBe(0);
     expect(here.stdout).toBe(`revoked pane ${pb.id} (generation ${onB.generation})\n`);
     expect((await listed(a.env)).map((x) => x.generation)).toEqual([onA.generation]);
 
-    const chosen = await cli(['revoke', pa.id, '--generation', onA.generation.slice(0, 12)], a.env);
+    const chosen = await runCli(['revoke', pa.id, '--generation', onA.generation.slice(0, 12)], a.env);
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(await listed(a.env)).toEqual([]);
     await waitUntil(() => !processAlive(onA.helper_pid) && !processAlive(onB.helper_pid), 5000, 'both helpers to exit');

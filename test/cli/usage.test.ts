@@ -1,6 +1,7 @@
 // The command line itself: help everywhere, one-line refusals of bad input, exit statuses.
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, sandbox } from './support.js';
+import { runCli } from '../support/cli.js';
+import { sandbox } from './support.js';
 
 const box = sandbox();
 afterAll(() => box.remove());
@@ -10,7 +11,7 @@ const COMMANDS = ['panes', 'revoke', 'snippet', 'log', 'doctor'];
 describe('tmux-run usage', () => {
   it('prints usage for --help, -h and help, exit 0', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
-      const r = await cli(args, box.env);
+      const r = await runCli(args, box.env);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^Usage: tmux-run COMMAND/);
       for (const c of COMMANDS) expect(r.stdout).toContain(`  ${c} `);
@@ -21,20 +22,20 @@ describe('tmux-run usage', () => {
   it("prints each command's help with --help and -h, exit 0", async () => {
     for (const c of COMMANDS) {
       for (const flag of ['--help', '-h']) {
-        const r = await cli([c, flag], box.env);
+        const r = await runCli([c, flag], box.env);
         expect(r.code, `${c} ${flag}`).toBe(0);
         expect(r.stdout).toMatch(new RegExp(`^Usage: tmux-run ${c}\\b`));
         expect(r.stderr).toBe('');
       }
-      const viaHelp = await cli(['help', c], box.env);
+      const viaHelp = await runCli(['help', c], box.env);
       expect(viaHelp.stdout).toMatch(new RegExp(`^Usage: tmux-run ${c}\\b`));
     }
     // help wins over other mistakes on the same line
-    expect((await cli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
+    expect((await runCli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
   });
 
   it('prints the snippet path and lines as JSON with --json', async () => {
-    const r = await cli(['snippet', '--json'], box.env);
+    const r = await runCli(['snippet', '--json'], box.env);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout) as { path: string; source_line: string; zshrc_line: string };
     expect(j.path).toMatch(/\/shell\/tmux-run\.zsh$/);
@@ -43,11 +44,11 @@ describe('tmux-run usage', () => {
   });
 
   it('puts usage on stderr with exit 2 when the command is missing or unknown', async () => {
-    const none = await cli([], box.env);
+    const none = await runCli([], box.env);
     expect(none.code).toBe(2);
     expect(none.stdout).toBe('');
     expect(none.stderr).toMatch(/^Usage: tmux-run COMMAND/);
-    const unknown = await cli(['frobnicate'], box.env);
+    const unknown = await runCli(['frobnicate'], box.env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.split('\n')[0]).toBe("tmux-run: unknown command 'frobnicate'");
     expect(unknown.stderr).toContain('Usage: tmux-run COMMAND');
@@ -72,7 +73,7 @@ describe('tmux-run usage', () => {
       [['panes', '--\x1b[2J'], /unknown option --\\x1b\[2J/],
     ];
     for (const [args, re] of cases) {
-      const r = await cli(args, box.env);
+      const r = await runCli(args, box.env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stdout, args.join(' ')).toBe('');
       const lines = r.stderr.split('\n');
@@ -84,13 +85,13 @@ describe('tmux-run usage', () => {
   });
 
   it('fails with one line and exit 1 for an error that is not about usage', async () => {
-    const r = await cli(['revoke', '%7'], box.env);
+    const r = await runCli(['revoke', '%7'], box.env);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('tmux-run: no enrolled pane %7\n');
   });
 
   it('prints the snippet path and the .zshrc line', async () => {
-    const r = await cli(['snippet'], box.env);
+    const r = await runCli(['snippet'], box.env);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^\/.*\/shell\/tmux-run\.zsh$/);

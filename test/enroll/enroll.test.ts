@@ -3,13 +3,22 @@
 // must not do: leak descriptors into commands, draw anything, touch options, history or names.
 import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { useServer, processAlive, waitUntil, type TmuxServer } from '../support/tmux.js';
-import { HEX32, SNIPPET, SOURCE, enroll, filesIn, helperChildren, listed, waitEmpty } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../support/enrollment.js';
+import { processAlive } from '../support/processes.js';
+import { SNIPPET, SOURCE } from '../support/product.js';
+import { useServer } from '../support/scope.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
+
+const HEX32 = /^[0-9a-f]{32}$/;
 
 let server: TmuxServer;
 
-useServer((s) => (server = s));
+const scope = useServer();
+beforeAll(() => {
+  server = scope.server;
+});
 
 const mode = (path: string): number => lstatSync(path).mode & 0o7777;
 

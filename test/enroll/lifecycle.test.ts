@@ -4,13 +4,21 @@
 // Signals meant for the pane (^C, SIGINT, SIGHUP) do not end it.
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { useServer, processAlive, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
-import { SNIPPET, SOURCE, enroll, filesIn, helperChildren, listed, waitEmpty } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../support/enrollment.js';
+import type { Pane } from '../support/pane.js';
+import { processAlive } from '../support/processes.js';
+import { SNIPPET, SOURCE } from '../support/product.js';
+import { useServer } from '../support/scope.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 
 let server: TmuxServer;
 
-useServer((s) => (server = s));
+const scope = useServer();
+beforeAll(() => {
+  server = scope.server;
+});
 
 /** Waits until the helper is gone, nothing of it is listed, and the directory is empty. */
 async function expectEnded(helperPid: number, paneId: string, timeoutMs = 5000): Promise<void> {

@@ -5,29 +5,23 @@
 // for a helper that crashes, hangs, or is interrupted with ^C while the shell waits for it.
 import { chmodSync, chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  assertNoLeftovers,
-  descendantsOf,
-  startServer,
-  waitUntil,
-  type Pane,
-  type TmuxServer,
-} from '../support/tmux.js';
-import { SNIPPET, SOURCE, filesIn, helperChildren, helpersIn, listed } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { filesIn, helperChildren, helpersIn, listed } from '../support/enrollment.js';
+import type { Pane } from '../support/pane.js';
+import { descendantsOf } from '../support/processes.js';
+import { SNIPPET, SOURCE } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { waitUntil } from '../support/waiting.js';
 
 let server: TmuxServer;
 let pane: Pane; // one zsh pane reused by the refusals that do not need their own shell
 
-beforeAll(async () => {
-  server = await startServer();
-  pane = await server.newPane();
-});
+const scope = useServer();
 
-afterAll(async () => {
-  if (!server) return;
-  await server.kill();
-  expect(assertNoLeftovers(server)).toEqual([]);
+beforeAll(async () => {
+  server = scope.server;
+  pane = await server.newPane();
 });
 
 /** Nothing of an enrollment exists anywhere: no file, no helper, no state in `p`'s shell. */

@@ -1,14 +1,18 @@
 // How long enrolling takes, as a person feels it: from typing `source ...` + Enter to the pane
 // being listed by the broker. Measured, printed, not asserted (machines differ).
-import { expect, it } from 'vitest';
-import { useServer, type TmuxServer } from '../support/tmux.js';
-import { SOURCE, filesIn, listed } from './helpers.js';
+import { beforeAll, expect, it } from 'vitest';
+import { filesIn, listed } from '../support/enrollment.js';
+import { SOURCE } from '../support/product.js';
+import { useServer } from '../support/scope.js';
+import { sleep } from '../support/waiting.js';
+import type { TmuxServer } from '../support/server.js';
 
 let server: TmuxServer;
 
-useServer((s) => (server = s));
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const scope = useServer();
+beforeAll(() => {
+  server = scope.server;
+});
 
 it('enrollment latency: typing `source` + Enter until listed (median of 10)', async () => {
   const pane = await server.newPane();

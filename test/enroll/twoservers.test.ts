@@ -4,8 +4,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
-import { enroll, filesIn, listed, waitEmpty } from './helpers.js';
+import { enroll, filesIn, listed, waitEmpty } from '../support/enrollment.js';
+import { assertNoLeftovers, startServer, type TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 
 let parent: string;
 let shared: string;

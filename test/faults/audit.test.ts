@@ -4,9 +4,14 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enrolledPane, type McpHandle } from '../support/mcp.js';
+import { auditEntries, auditFile } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import type { McpHandle } from '../support/mcp.js';
+import { withServer } from '../support/scope.js';
+import { sleep } from '../support/waiting.js';
+import { callWith, errorOf, runIdOf } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { auditEntries, auditFile, callWith, errorOf, markerDir, runIdOf, sleep, withServer } from './support.js';
 
 // One call that must be refused for the audit trail, with nothing run.
 async function expectRefused(mcp: McpHandle, listing: PaneListing, marker: string): Promise<void> {
@@ -22,9 +27,9 @@ async function expectRefused(mcp: McpHandle, listing: PaneListing, marker: strin
 
 describe('an audit trail that cannot be written', () => {
   it('refuses runs with audit_unavailable before they start: a directory in its place, a file of another user, a full disk', async (ctx) => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const file = auditFile(server);
       const first = await callWith(mcp, listing, 'echo first');

@@ -3,20 +3,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scriptDigest } from '../../src/enrollment/generation.js';
-import { enrolledPane } from '../support/mcp.js';
-import { waitUntil } from '../support/tmux.js';
-import {
-  auditEntries,
-  callWith,
-  groupGone,
-  groupMembers,
-  markerDir,
-  sleep,
-  whileRunning,
-  withServer,
-  type AuditEntry,
-} from './support.js';
-import type { TmuxServer } from '../support/tmux.js';
+import { auditEntries, type AuditEntry } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import { groupGone, groupMembers } from '../support/processes.js';
+import { withServer } from '../support/scope.js';
+import type { TmuxServer } from '../support/server.js';
+import { sleep, waitUntil } from '../support/waiting.js';
+import { callWith, whileRunning } from './support.js';
 
 // The audit entries of the run whose script is `script` (a cancelled call gets no result to name its run id).
 const byScript = (server: TmuxServer, script: string): AuditEntry[] =>
@@ -24,9 +18,9 @@ const byScript = (server: TmuxServer, script: string): AuditEntry[] =>
 
 describe('cancellation', () => {
   it('a call cancelled while queued never runs', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const first = callWith(mcp, listing, `echo $$ > '${marks}/first-started'; sleep 1.5; echo first`);
       await whileRunning(first, join(marks, 'first-started'));
@@ -49,9 +43,9 @@ describe('cancellation', () => {
   });
 
   it('a call cancelled while running stops its process group, and the pane takes the next run', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const ac = new AbortController();
       const script = `echo $$ > '${marks}/pgid'; sleep 100 & echo $! > '${marks}/sleep'; wait`;
@@ -73,9 +67,9 @@ describe('cancellation', () => {
   });
 
   it('a call cancelled while the shell is asked whether it is idle never runs, and is recorded', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { pane, listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       // A builtin in the foreground: no foreground job to see from outside, and zle cannot answer.
       await pane.type('read -t 3 x', { enter: true });
@@ -112,9 +106,9 @@ describe('cancellation', () => {
 
 describe('progress', () => {
   it('sends increasing progress notifications while a call waits and runs', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const first = callWith(mcp, listing, `echo $$ > '${marks}/first'; sleep 1.5`);
       await whileRunning(first, join(marks, 'first'));

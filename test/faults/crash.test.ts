@@ -4,21 +4,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scriptDigest } from '../../src/enrollment/generation.js';
-import { enrolledPane, listedPanes } from '../support/mcp.js';
-import { processAlive, waitUntil } from '../support/tmux.js';
-import {
-  auditEntries,
-  auditEventually,
-  callWith,
-  errorOf,
-  groupGone,
-  groupMembers,
-  markerDir,
-  runIdOf,
-  sleep,
-  whileRunning,
-  withServer,
-} from './support.js';
+import { auditEntries, auditEventually } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import { listedPanes } from '../support/mcp.js';
+import { groupGone, groupMembers, processAlive } from '../support/processes.js';
+import { withServer } from '../support/scope.js';
+import { sleep, waitUntil } from '../support/waiting.js';
+import { callWith, errorOf, runIdOf, whileRunning } from './support.js';
 
 // A run that ignores SIGTERM (and so does its child): only SIGKILL ends it.
 const stubborn = (marks: string): string =>
@@ -26,9 +19,9 @@ const stubborn = (marks: string): string =>
 
 describe('a killed MCP server', () => {
   it('has its running run stopped and audited by the helper, its queued run dropped, and the pane serves the next caller', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const doomed = await open(server);
+      const doomed = await scope.startMcp();
       const marks = markerDir(server);
       const running = callWith(
         doomed,
@@ -59,7 +52,7 @@ describe('a killed MCP server', () => {
       const queuedEnd = ends.find((e) => e.script_digest === scriptDigest(queuedScript))!;
       expect(queuedEnd).toMatchObject({ outcome: 'cancelled', ran: false });
       // Another broker gets the pane straight away.
-      const other = await open(server);
+      const other = await scope.startMcp();
       const next = await callWith(other, listing, 'echo next');
       expect(next.isError, JSON.stringify(next.structured)).toBe(false);
       expect(next.structured.data.stdout.data).toBe('next\n');
@@ -70,9 +63,9 @@ describe('a killed MCP server', () => {
 
 describe('a killed helper', () => {
   it('gives helper_lost in bounded time, and the broker stops the run group (SIGKILL after SIGTERM is ignored)', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { pane, listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const running = callWith(mcp, listing, stubborn(marks));
       const queued = callWith(mcp, listing, `touch '${marks}/queued-ran'`);
@@ -114,9 +107,9 @@ describe('a killed helper', () => {
   });
 
   it('still has its run group SIGKILLed when the broker exits within the grace after helper_lost', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const running = callWith(mcp, listing, stubborn(marks));
       const pgid = Number(await whileRunning(running, join(marks, 'pgid')));

@@ -3,20 +3,16 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enrolledPane, listedPanes, type McpHandle } from '../support/mcp.js';
-import { processAlive, waitUntil, type TmuxServer } from '../support/tmux.js';
+import { auditEventually } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import { listedPanes, type McpHandle } from '../support/mcp.js';
+import { groupGone, processAlive } from '../support/processes.js';
+import { withServer } from '../support/scope.js';
+import type { TmuxServer } from '../support/server.js';
+import { sleep, waitUntil } from '../support/waiting.js';
+import { callWith, errorOf, runIdOf, whileRunning } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import {
-  auditEventually,
-  callWith,
-  errorOf,
-  groupGone,
-  markerDir,
-  runIdOf,
-  sleep,
-  whileRunning,
-  withServer,
-} from './support.js';
 
 // One running run (its pgid written to a file) and two queued behind it, each leaving a marker if it ever runs.
 // A stubborn run ignores SIGTERM, so only the helper's SIGKILL after its grace ends it.
@@ -76,9 +72,9 @@ async function expectHonestEnd(
 
 describe('the pane goes away under a run', () => {
   it('kill-pane: the running run (ignoring SIGTERM) is stopped and reported, queued ones get shell_exited', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { pane, listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const b = await busyPane(mcp, listing, marks, true);
       await server.tmux(['kill-pane', '-t', pane.id]);
@@ -90,9 +86,9 @@ describe('the pane goes away under a run', () => {
   });
 
   it('respawn-pane -k: nothing runs in the new shell, and the old generation is refused', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { pane, listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const b = await busyPane(mcp, listing, marks);
       const oldShell = await pane.shellPid();
@@ -110,37 +106,11 @@ describe('the pane goes away under a run', () => {
   });
 });
 
-// Starts a fresh tmux server on the same socket, as startServer does.
-async function restartTmux(server: TmuxServer): Promise<void> {
-  await server.tmux([
-    'new-session',
-    '-d',
-    '-x',
-    '200',
-    '-y',
-    '50',
-    '-s',
-    'harness',
-    '-n',
-    'placeholder',
-    '-c',
-    server.home,
-    'sleep',
-    '2147483647',
-    ';',
-    'set-option',
-    '-g',
-    'remain-on-exit',
-    'off',
-  ]);
-  await server.serverPid();
-}
-
 describe('the tmux server restarts', () => {
   it('old enrollments are gone, and a call with an old generation never runs in the new pane', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const oldServerPid = await server.serverPid();
       await server.tmux(['kill-server']);
@@ -149,7 +119,7 @@ describe('the tmux server restarts', () => {
         8000,
         'the old server and helper to exit',
       );
-      await restartTmux(server);
+      await server.restart();
       const { pane: fresh, listing: now } = await enrolledPane(server);
       const panes = await listedPanes(mcp.client);
       expect(panes.map((p) => p.generation)).toEqual([now.generation]);

@@ -2,9 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enrolledPane } from '../support/mcp.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import { withServer } from '../support/scope.js';
+import { callWith } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callWith, markerDir, withServer } from './support.js';
 
 interface Span {
   tag: string;
@@ -32,9 +34,9 @@ function expectDisjoint(spans: Span[]): void {
 
 describe('the per-pane queue', () => {
   it('runs 5 concurrent calls on one pane one at a time, in call order', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const log = join(markerDir(server), 'spans.log');
       const calls = [0, 1, 2, 3, 4].map((i) => callWith(mcp, listing, spanScript(`r${i}`, log, 0.3)));
       const results = await Promise.all(calls);
@@ -55,10 +57,10 @@ describe('the per-pane queue', () => {
   });
 
   it('runs 8 panes in parallel, each in its own shell', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const panes: PaneListing[] = [];
       for (let i = 0; i < 8; i++) panes.push((await enrolledPane(server)).listing);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       // One such run alone, for scale.
       let t0 = Date.now();
       expect((await callWith(mcp, panes[0]!, 'echo "$TMUX_PANE"; sleep 1')).isError).toBe(false);
@@ -77,9 +79,9 @@ describe('the per-pane queue', () => {
   });
 
   it('shares one pane queue between two MCP servers: their runs never overlap', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const [a, b] = await Promise.all([open(server), open(server)]);
+      const [a, b] = await Promise.all([scope.startMcp(), scope.startMcp()]);
       const log = join(markerDir(server), 'spans.log');
       const calls = [];
       for (let i = 0; i < 3; i++) {

@@ -5,9 +5,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { paneGeneration, type Generations } from '../../src/enrollment/generation.js';
-import { enrolledPane, listedPanes } from '../support/mcp.js';
-import { processAlive, waitUntil } from '../support/tmux.js';
-import { callWith, errorOf, markerDir, sleep, withServer } from './support.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerDir } from '../support/markers.js';
+import { listedPanes } from '../support/mcp.js';
+import { processAlive } from '../support/processes.js';
+import { withServer } from '../support/scope.js';
+import { sleep, waitUntil } from '../support/waiting.js';
+import { callWith, errorOf } from './support.js';
 
 const hex32 = (seed: string): string => Buffer.from(seed.padEnd(16, seed)).toString('hex').slice(0, 32);
 
@@ -21,10 +25,10 @@ function deadPid(): number {
 
 describe('records of crashed helpers', () => {
   it('a plausible record for a dead helper and the record of a SIGKILLed helper are cleaned and not listed', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const live = await enrolledPane(server);
       const killed = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
 
       // A record as a crashed helper leaves it: the live pane's facts, a new enrollment, a dead helper pid.

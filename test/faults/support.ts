@@ -1,106 +1,15 @@
-// Shared pieces of the fault suites: a server per test that must leave nothing behind, the audit
-// trail as the server's environment places it, the processes of a run's group, and marker files.
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+// What only the fault suites need: calls with abort signals and progress, the run id and error
+// part of a result, and waiting for a running script's file.
+import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, startMcp, type McpHandle, type RunCall } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
-
-/** Starts a tmux server, runs fn, then closes every broker it opened and checks nothing is left. */
-export async function withServer(fn: (s: TmuxServer, open: typeof startMcp) => Promise<void>): Promise<void> {
-  const server = await startServer();
-  const brokers: McpHandle[] = [];
-  const open: typeof startMcp = async (srv, opts) => {
-    const h = await startMcp(srv, opts);
-    brokers.push(h);
-    return h;
-  };
-  try {
-    await fn(server, open);
-  } catch (e) {
-    // What the brokers logged is the best clue to a failure; add it to the error.
-    const logs = brokers
-      .map((b, i) => `broker ${i} (pid ${b.pid}) stderr:\n  ${b.stderr.slice(-30).join('\n  ')}`)
-      .join('\n');
-    if (e instanceof Error && logs) e.message += `\n${logs}`;
-    throw e;
-  } finally {
-    for (const b of brokers) await b.close();
-    await server.kill();
-  }
-  expect(assertNoLeftovers(server)).toEqual([]);
-}
-
-/** The audit trail the harness gives both the panes and the brokers. */
-export function auditFile(server: TmuxServer): string {
-  return join(server.env.XDG_STATE_HOME ?? join(server.home, '.local', 'state'), 'tmux-run', 'audit.jsonl');
-}
-
-export type AuditEntry = Record<string, unknown> & { run_id: string; outcome: string; event?: string };
-
-/** Every entry in the audit trail (none when it does not exist yet). */
-export function auditEntries(server: TmuxServer): AuditEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(auditFile(server), 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AuditEntry);
-}
-
-/** The entries of one run. */
-export const auditOf = (server: TmuxServer, runId: string): AuditEntry[] =>
-  auditEntries(server).filter((e) => e.run_id === runId);
-
-/** Waits until the audit trail holds an entry for runId matching pred; returns it. */
-export function auditEventually(
-  server: TmuxServer,
-  runId: string,
-  pred: (e: AuditEntry) => boolean,
-  ms = 8000,
-): Promise<AuditEntry> {
-  return waitUntil(() => auditOf(server, runId).find(pred), ms, `an audit entry for run ${runId.slice(0, 8)}`);
-}
+import { callRun, type McpHandle, type RunCall } from '../support/mcp.js';
+import { waitUntil } from '../support/waiting.js';
 
 /** The run id a result names (its authorization), when the run was authorized. */
 export function runIdOf(c: RunCall): string | undefined {
   const s = c.structured;
   return s.ok ? s.data.authorization.run_id : s.error?.effects?.authorization?.run_id;
-}
-
-/** Live (non-zombie) processes in process group pgid, read from /proc. */
-export function groupMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${name}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    if (f[0] === 'Z' || f[0] === 'X') continue;
-    if (Number(f[2]) === pgid) out.push(Number(name));
-  }
-  return out;
-}
-
-/** Waits until nothing of group pgid runs any more. */
-export function groupGone(pgid: number, ms = 5000): Promise<true> {
-  return waitUntil(() => groupMembers(pgid).length === 0, ms, `process group ${pgid} to be gone`);
-}
-
-/** A fresh directory for marker files, inside the server's directory (removed with it). */
-export function markerDir(server: TmuxServer, name = 'marks'): string {
-  const d = join(server.baseDir, name);
-  mkdirSync(d, { recursive: true, mode: 0o700 });
-  return d;
 }
 
 /**
@@ -169,5 +78,3 @@ export function errorOf(c: RunCall): {
     );
   return e;
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

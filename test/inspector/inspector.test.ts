@@ -2,9 +2,11 @@
 // calls tmux_run against a real enrolled pane.
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, type TmuxServer } from '../support/tmux.js';
-import { brokerEnv, enrolledPane, MCP_BIN, ROOT } from '../support/mcp.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { enrolledPane } from '../support/enrollment.js';
+import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
@@ -19,7 +21,7 @@ function inspector(
       process.execPath,
       [INSPECTOR, process.execPath, MCP_BIN, ...args, '--', ...serverArgs],
       // inspector-cli 1.0.3 looks for its package.json relative to the working directory.
-      { env: brokerEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
+      { env: productEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
       (e, stdout, stderr) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -29,14 +31,11 @@ describe('the MCP Inspector CLI as a client', () => {
   let server: TmuxServer;
   let listing: PaneListing;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ listing } = await enrolledPane(server));
-  });
+  const scope = useServer();
 
-  afterAll(async () => {
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+  beforeAll(async () => {
+    server = scope.server;
+    ({ listing } = await enrolledPane(server));
   });
 
   it('lists tmux_run only when the server enables it', async () => {

@@ -1,8 +1,9 @@
 // tmux_run end to end: what a script sees and what comes back (status, signals, streams,
 // encodings, stdin, descriptors, environment, background jobs), through the real stack.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive, waitUntil } from '../support/tmux.js';
-import { setupFixture, timed, type Fixture, ok } from './support.js';
+import { processAlive } from '../support/processes.js';
+import { waitUntil } from '../support/waiting.js';
+import { type Fixture, ok, setupFixture, timed } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {

@@ -8,8 +8,8 @@ import { connectHelper, exchange, ping } from '../../src/broker/helper-client.js
 import { signBinding, type Binding } from '../../src/protocol/token.js';
 import type { Reply, Request } from '../../src/protocol/messages.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { setupFixture, sha256, type Fixture } from './support.js';
-import { bindingFor as sharedBindingFor } from '../support/mcp.js';
+import { bindingFor as sharedBindingFor } from '../support/enrollment.js';
+import { type Fixture, setupFixture, sha256 } from './support.js';
 
 let fx: Fixture;
 let rec: EnrollmentRecord;

@@ -2,7 +2,7 @@
 // script's size in bytes of UTF-8 (not characters) and its content (no NUL).
 import { existsSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupFixture, type Fixture, ok } from './support.js';
+import { type Fixture, ok, setupFixture } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {

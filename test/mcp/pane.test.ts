@@ -3,8 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SNIPPET } from '../support/mcp.js';
-import { setupFixture, type Fixture, ok } from './support.js';
+import { SNIPPET } from '../support/product.js';
+import { type Fixture, ok, setupFixture } from './support.js';
 
 let fx: Fixture;
 /** Every line typed into the pane in this file, in order (the fixture typed the first). */

@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { descendantsOf, waitUntil } from '../support/tmux.js';
-import { checkRunResult, setupFixture, sha256, timed, type Fixture } from './support.js';
+import { descendantsOf } from '../support/processes.js';
+import { waitUntil } from '../support/waiting.js';
+import { checkRunResult, type Fixture, setupFixture, sha256, timed } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {

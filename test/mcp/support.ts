@@ -1,5 +1,5 @@
-// Shared fixture for the tmux_run integration suites: one real tmux server, one enrolled zsh
-// pane and one spawned tmux-run-mcp (SDK Client over stdio) per file. Every tmux_run result is
+// The fixture of the tmux_run suites: one harness server, one enrolled zsh pane and one spawned
+// tmux-run-mcp (SDK Client over stdio) per file. Every tmux_run result is
 // checked here against the contract's output schema with ajv, independently of the server.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -9,8 +9,14 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { ROOT, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, uniqueToken, type Pane, type TmuxServer } from '../support/tmux.js';
+import { auditEntries, type AuditEntry } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { markerPath } from '../support/markers.js';
+import type { McpHandle } from '../support/mcp.js';
+import { ROOT } from '../support/product.js';
+import { openScope } from '../support/scope.js';
+import type { Pane } from '../support/pane.js';
+import type { TmuxServer } from '../support/server.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 
@@ -61,7 +67,7 @@ export interface Fixture {
   /** The pane's enrollment record as the helper published it. */
   record(): EnrollmentRecord;
   /** The audit trail as parsed objects. */
-  audit(): Array<Record<string, any>>;
+  audit(): AuditEntry[];
   /** Proves a refused script never ran: a later run in the same queue has finished, the marker is absent, and no 'start' entry names the script. */
   assertNothingRan(script: string, marker: string): Promise<void>;
   close(): Promise<void>;
@@ -69,21 +75,19 @@ export interface Fixture {
 
 /** Starts the server, enrolls a pane and connects a client (with --enable-tool tmux_run unless told otherwise). */
 export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = {}): Promise<Fixture> {
-  const server = await startServer();
-  let mcp: McpHandle | undefined;
+  const scope = await openScope();
+  const server = scope.server;
   try {
     const { pane, listing } = await enrolledPane(server, opts.zshrc === undefined ? undefined : { zshrc: opts.zshrc });
-    mcp = await startMcp(server, { enable: opts.enable });
-    const m = mcp;
+    const mcp = await scope.startMcp({ enable: opts.enable });
     const target = () => ({ kind: 'pane' as const, id: listing.pane_id, generation: listing.generation });
     const call = async (args: unknown) => {
-      const result = (await m.client.callTool({
+      const result = (await mcp.client.callTool({
         name: 'tmux_run',
         arguments: args as Record<string, unknown>,
       })) as CallToolResult;
       return { result, s: checkRunResult(result) };
     };
-    const auditPath = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
     const fx: Fixture = {
       server,
       pane,
@@ -92,7 +96,7 @@ export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = 
       target,
       call,
       run: async (script, extra = {}) => (await call({ target: target(), script, ...extra })).s,
-      marker: () => join(server.home, `marker-${uniqueToken()}`),
+      marker: () => markerPath(server),
       record: () => {
         const names = readdirSync(server.registryDir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
         const recs = names.map(
@@ -102,13 +106,7 @@ export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = 
         if (!rec) throw new Error(`no record for ${pane.id} in ${server.registryDir}`);
         return rec;
       },
-      audit: () =>
-        existsSync(auditPath)
-          ? readFileSync(auditPath, 'utf8')
-              .split('\n')
-              .filter(Boolean)
-              .map((l) => JSON.parse(l) as Record<string, any>)
-          : [],
+      audit: () => auditEntries(server),
       assertNothingRan: async (script, marker) => {
         const after = await fx.run('true');
         expect(after.ok).toBe(true);
@@ -117,15 +115,12 @@ export async function setupFixture(opts: { enable?: boolean; zshrc?: string } = 
         expect(fx.audit().filter((e) => e.event === 'start' && e.script_digest === digest)).toEqual([]);
       },
       close: async () => {
-        await m.close();
-        await server.kill();
-        expect(assertNoLeftovers(server)).toEqual([]);
+        expect(await scope.close()).toEqual([]);
       },
     };
     return fx;
   } catch (e) {
-    await mcp?.close().catch(() => {});
-    await server.kill().catch(() => {});
+    await scope.close().catch(() => {});
     throw e;
   }
 }
@@ -142,5 +137,3 @@ export const ok = (s: Record<string, any>): Record<string, any> => {
   expect(s.ok, JSON.stringify(s).slice(0, 500)).toBe(true);
   return s.data;
 };
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

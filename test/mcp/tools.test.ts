@@ -5,8 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_BIN, ROOT, brokerEnv, startMcp, type McpHandle } from '../support/mcp.js';
-import { CONTRACT_DIR, checkRunResult, contractInput, contractOutput, setupFixture, type Fixture } from './support.js';
+import { type McpHandle, startMcp } from '../support/mcp.js';
+import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
+import { checkRunResult, CONTRACT_DIR, contractInput, contractOutput, type Fixture, setupFixture } from './support.js';
 
 let fx: Fixture;
 let disabled: McpHandle;
@@ -25,7 +26,7 @@ function runMcp(args: string[]): Promise<{ code: number | null; stderr: string; 
     const child = execFile(
       process.execPath,
       [MCP_BIN, ...args],
-      { env: brokerEnv(fx.server), timeout: 10_000 },
+      { env: productEnv(fx.server), timeout: 10_000 },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr, stdout });
       },

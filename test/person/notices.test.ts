@@ -2,9 +2,13 @@
 // they do meanwhile left intact, and the audit trail of every run.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
-import { callRun, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { enrolledPane } from '../support/enrollment.js';
+import { callRun, type McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { waitUntil } from '../support/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 describe('notices and the audit trail', () => {
@@ -13,17 +17,13 @@ describe('notices and the audit trail', () => {
   let on: { pane: Pane; listing: PaneListing };
   let off: { pane: Pane; listing: PaneListing };
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     on = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'on' } });
     off = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'off' } });
-    mcp = await startMcp(server);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+    mcp = await scope.startMcp();
   });
 
   it('draws a start and an end notice naming tmux-run and the run id', async () => {

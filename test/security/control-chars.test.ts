@@ -5,11 +5,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
-import { cliEnv, runCli } from './support.js';
+import { runCli } from '../support/cli.js';
+import { enrolledPane } from '../support/enrollment.js';
+import type { McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import { productEnv } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { waitUntil } from '../support/waiting.js';
 
 /** Raw bytes a terminal would act on: C0 controls except newline, DEL, and C1 controls (as characters). */
 const ACTIVE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
@@ -23,15 +28,17 @@ describe('listings of hostile names', () => {
   const evilSession = 'sess\u001b[31mred\u0007';
   const evilDir = 'dir-\u001b]0;pwned\u0007-\u009b1m-\u202e-\u0001';
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ pane, listing } = await enrolledPane(server));
     const dir = join(server.home, evilDir);
     mkdirSync(dir, { mode: 0o700 });
     await server.tmux(['rename-window', '-t', pane.id, evilWindow]);
     await server.tmux(['rename-session', '-t', pane.id, evilSession]);
     await pane.run(`cd ${server.home} && cd dir-*`);
-    mcp = await startMcp(server);
+    mcp = await scope.startMcp();
     // The listing now shows the hostile directory as the pane's cwd.
     listing = await waitUntil(
       async () => {
@@ -44,20 +51,14 @@ describe('listings of hostile names', () => {
     );
   });
 
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
-  });
-
   it('tmux-run panes prints no raw control characters, in the table or in --json', async () => {
-    const table = await runCli(['panes'], cliEnv(server));
+    const table = await runCli(['panes'], productEnv(server));
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toContain(listing.pane_id);
     expect(table.stdout).not.toMatch(ACTIVE);
     expect(table.stdout).toContain('\\x1b'); // shown, escaped
 
-    const json = await runCli(['panes', '--json'], cliEnv(server));
+    const json = await runCli(['panes', '--json'], productEnv(server));
     expect(json.code, json.stderr).toBe(0);
     expect(json.stdout).not.toMatch(ACTIVE);
     const parsed = JSON.parse(json.stdout) as PaneListing[];

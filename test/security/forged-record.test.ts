@@ -14,9 +14,15 @@ import { paneGeneration, processGeneration } from '../../src/enrollment/generati
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { socketTransport } from '../../src/protocol/transport.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, enrolledPane, listedPanes, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
-import { markerPath, recordOf, runCli, cliEnv, sleep, touchScript } from './support.js';
+import { runCli } from '../support/cli.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { markerPath, touchScript } from '../support/markers.js';
+import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import { productEnv } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { sleep } from '../support/waiting.js';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');
 
@@ -52,7 +58,7 @@ describe('forged enrollment records', () => {
   /** Only the real enrollment is listed, by the MCP tool and by the CLI. */
   async function onlyTheRealOneListed(): Promise<void> {
     expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([real.generation]);
-    const cli = await runCli(['panes', '--json'], cliEnv(server));
+    const cli = await runCli(['panes', '--json'], productEnv(server));
     expect((JSON.parse(cli.stdout) as PaneListing[]).map((p) => p.generation)).toEqual([real.generation]);
   }
 
@@ -71,19 +77,18 @@ describe('forged enrollment records', () => {
     return r.structured.error;
   }
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ listing } = await enrolledPane(server));
     real = recordOf(server, listing);
     other = await server.newPane();
-    mcp = await startMcp(server);
+    mcp = await scope.startMcp();
   });
 
-  afterAll(async () => {
+  afterAll(() => {
     for (const p of written) rmSync(p, { force: true });
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
   });
 
   it('a record naming the real pane but another shell is not listed, and a run aimed at it is refused before it is sent', async () => {

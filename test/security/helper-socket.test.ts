@@ -1,15 +1,18 @@
 // The helper's socket is a trust boundary: whatever arrives on it (garbage, truncated frames,
 // absurd length prefixes, msgpack of the wrong shape, floods of connections, slow clients) is
 // dropped without crashing the helper, blocking other callers or growing its memory.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { Packr } from 'msgpackr';
 import { encodeFrame } from '../../src/protocol/framing.js';
 import { ping } from '../../src/broker/helper-client.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { enrolledPane } from '../support/mcp.js';
-import { assertNoLeftovers, processAlive, startServer, type TmuxServer } from '../support/tmux.js';
-import { rawConnect, recordOf, rssKiB, sleep, untilClosed } from './support.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { processAlive, rssKiB } from '../support/processes.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { sleep } from '../support/waiting.js';
+import { rawConnect, untilClosed } from './support.js';
 
 const frame = (body: Buffer): Buffer => {
   const head = Buffer.alloc(4);
@@ -32,15 +35,12 @@ describe('the helper socket under abuse', () => {
     return took;
   }
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     const { listing } = await enrolledPane(server);
     rec = recordOf(server, listing);
-  });
-
-  afterAll(async () => {
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
   });
 
   it('closes the connection on garbage, a huge length prefix or a body that is not msgpack, and keeps serving', async () => {

@@ -6,10 +6,14 @@
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRun, listedPanes, SNIPPET, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, uniqueToken, waitUntil, type TmuxServer } from '../support/tmux.js';
-import { cliEnv, markerPath, runCli } from './support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { markerPath, uniqueToken } from '../support/markers.js';
+import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
+import { productEnv, SNIPPET } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { waitUntil } from '../support/waiting.js';
 
 /** The only tmux commands the product may run (plus `tmux -V`, which runs none). */
 const READ_ONLY = new Set(['display-message', 'list-panes']);
@@ -35,8 +39,10 @@ describe('the product never sends keys', () => {
   let logDir: string;
   let path: string;
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     shimDir = join(server.baseDir, 'shim');
     logDir = join(server.baseDir, 'tmux-calls');
     mkdirSync(shimDir, { mode: 0o700 });
@@ -52,13 +58,7 @@ describe('the product never sends keys', () => {
       { mode: 0o755 },
     );
     path = `${shimDir}:${server.env.PATH}`;
-    mcp = await startMcp(server, { env: { PATH: `${shimDir}:${process.env.PATH}` } });
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+    mcp = await scope.startMcp({ env: { PATH: `${shimDir}:${process.env.PATH}` } });
   });
 
   /** Every tmux invocation the shim saw, as argv arrays. */
@@ -66,7 +66,7 @@ describe('the product never sends keys', () => {
     readdirSync(logDir).map((n) => readFileSync(join(logDir, n), 'utf8').split('\0').slice(0, -1));
 
   it("a whole session asks tmux only read-only questions, none carrying the agent's input", async () => {
-    const env = cliEnv(server, { PATH: `${shimDir}:${process.env.PATH}` });
+    const env = productEnv(server, { PATH: `${shimDir}:${process.env.PATH}` });
     // tmux gives a new pane its client's PATH whatever -e says, so the pane's zshrc puts the shim first.
     const pane = await server.newPane({
       env: { TMUX_RUN_TMUX: undefined },

@@ -18,11 +18,17 @@ import {
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, enrolledPane, listedPanes, SNIPPET, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
-import { cliEnv, markerPath, recordOf, runCli, sleep, touchScript } from './support.js';
+import { runCli } from '../support/cli.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { markerPath, touchScript } from '../support/markers.js';
+import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import { productEnv, SNIPPET } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { sleep } from '../support/waiting.js';
 
 describe('the registry directory is checked on every use', () => {
   let server: TmuxServer;
@@ -30,17 +36,13 @@ describe('the registry directory is checked on every use', () => {
   let listing: PaneListing;
   let probe: Pane; // a zsh pane that is never enrolled: sourcing the snippet in it must be refused
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ listing } = await enrolledPane(server));
     probe = await server.newPane();
-    mcp = await startMcp(server);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+    mcp = await scope.startMcp();
   });
 
   /** Every entry point refuses the directory as it is now, and nothing runs. */
@@ -61,7 +63,7 @@ describe('the registry directory is checked on every use', () => {
     expect((panes.structuredContent as { panes?: unknown[] } | undefined)?.panes ?? []).toEqual([]);
 
     for (const args of [['panes'], ['panes', '--json']]) {
-      const cli = await runCli(args, cliEnv(server));
+      const cli = await runCli(args, productEnv(server));
       expect(cli.code, `tmux-run ${args.join(' ')}: ${cli.stderr}`).not.toBe(0);
       expect(cli.stdout).toBe('');
       expect(cli.stderr.trim().split('\n')).toHaveLength(1);
@@ -133,7 +135,7 @@ describe('the registry directory is checked on every use', () => {
         [file, /not a directory/],
         ['relative/run', /absolute/],
       ] as const) {
-        const other = await startMcp(server, { env: { TMUX_RUN_DIR: dir } });
+        const other = await scope.startMcp({ env: { TMUX_RUN_DIR: dir } });
         try {
           const marker = markerPath(server);
           const run = await callRun(other.client, listing, touchScript(marker));
@@ -141,7 +143,7 @@ describe('the registry directory is checked on every use', () => {
           expect(run.structured.error.message).toMatch(why);
           const panes = (await other.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} })) as CallToolResult;
           expect(panes.isError, dir).toBe(true);
-          const cli = await runCli(['panes'], cliEnv(server, { TMUX_RUN_DIR: dir }));
+          const cli = await runCli(['panes'], productEnv(server, { TMUX_RUN_DIR: dir }));
           expect(cli.code, dir).not.toBe(0);
           expect(cli.stderr).toMatch(why);
           expect(existsSync(marker)).toBe(false);
@@ -180,7 +182,7 @@ describe('the registry directory is checked on every use', () => {
         const marker = markerPath(server);
         const run = await callRun(mcp.client, listing, touchScript(marker));
         expect(run.structured.error, what).toMatchObject({ code: 'not_enrolled', delivery: 'not_sent' });
-        const cli = await runCli(['panes', '--json'], cliEnv(server));
+        const cli = await runCli(['panes', '--json'], productEnv(server));
         expect(JSON.parse(cli.stdout || 'null'), `${what}: ${cli.stderr}`).toEqual([]);
         await sleep(100);
         expect(existsSync(marker), what).toBe(false);
@@ -205,7 +207,7 @@ describe('the registry directory is checked on every use', () => {
     try {
       const t0 = Date.now();
       expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([listing.generation]);
-      const cli = await runCli(['panes', '--json'], cliEnv(server));
+      const cli = await runCli(['panes', '--json'], productEnv(server));
       expect((JSON.parse(cli.stdout) as PaneListing[]).map((p) => p.generation)).toEqual([listing.generation]);
       expect(Date.now() - t0).toBeLessThan(10_000);
       await worksAgain();

@@ -4,21 +4,19 @@
 // shows in argv, a script's environment or descriptors, logs, the audit trail or messages.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, enrolledPane, startMcp, SNIPPET, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
-import {
-  allCmdlines,
-  bindingFor,
-  markerPath,
-  recordOf,
-  runRequest,
-  sendRequest,
-  sleep,
-  touchScript,
-} from './support.js';
+import { bindingFor, enrolledPane, recordOf } from '../support/enrollment.js';
+import { markerPath, touchScript } from '../support/markers.js';
+import { callRun, type McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import { allCmdlines } from '../support/processes.js';
+import { SNIPPET } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
+import { useServer } from '../support/scope.js';
+import { sleep, waitUntil } from '../support/waiting.js';
+import { runRequest, sendRequest } from './support.js';
 
 describe('authorizations cross no pane or enrollment boundary', () => {
   let server: TmuxServer;
@@ -39,8 +37,10 @@ describe('authorizations cross no pane or enrollment boundary', () => {
     expect(existsSync(marker), `${marker} exists: the script ran late`).toBe(false);
   }
 
+  const scope = useServer();
+
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     const a = await enrolledPane(server);
     const b = await enrolledPane(server);
     paneA = a.pane;
@@ -48,13 +48,7 @@ describe('authorizations cross no pane or enrollment boundary', () => {
     recA = recordOf(server, a.listing);
     recB = recordOf(server, b.listing);
     secrets.push(recA.secret, recB.secret);
-    mcp = await startMcp(server);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+    mcp = await scope.startMcp();
   });
 
   it("refuses, in pane B, a token signed with pane A's secret (for B's binding, and A's whole request)", async () => {

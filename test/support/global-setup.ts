@@ -1,6 +1,6 @@
 // Vitest global setup: one private directory per test run holds every test server's files,
 // so whatever a crashed or careless test leaves behind is found and stopped at the end.
-import { RUN_ROOT_VAR, makeRunRoot, sweepRunRoot } from './tmux.js';
+import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from './run-root.js';
 
 // Runs once in the main vitest process before any worker starts; workers inherit the variable.
 export default function setup(): () => Promise<void> {

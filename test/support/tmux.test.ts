@@ -1,6 +1,7 @@
 // The harness itself: real tmux, real zsh and bash panes, nothing left behind.
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, descendantsOf, processAlive, startServer, type TmuxServer } from './tmux.js';
+import { descendantsOf, processAlive } from './processes.js';
+import { assertNoLeftovers, startServer, type TmuxServer } from './server.js';
 
 describe('tmux test harness', () => {
   let server: TmuxServer | undefined;

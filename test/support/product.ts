@@ -1,0 +1,29 @@
+// The product under test as tests start it: where its parts are, and the environment its
+// clients (tmux-run-mcp and the tmux-run CLI) get for a harness server.
+import { join } from 'node:path';
+import type { TmuxServer } from './server.js';
+
+/** The repository root. */
+export const ROOT = join(import.meta.dirname, '..', '..');
+/** The enrollment snippet a person sources. */
+export const SNIPPET = join(ROOT, 'shell', 'tmux-run.zsh');
+/** What a person types to enroll a pane. */
+export const SOURCE = `source ${SNIPPET}`;
+/** The built helper the snippet starts. */
+export const HELPER_MAIN = join(ROOT, 'dist', 'helper', 'main.js');
+/** The MCP server's bin. */
+export const MCP_BIN = join(ROOT, 'bin', 'tmux-run-mcp.js');
+/** The CLI's bin. */
+export const CLI_BIN = join(ROOT, 'bin', 'tmux-run.js');
+
+/** The environment a broker or CLI started by a test gets: the server's registry and audit locations, a plain PATH. */
+export function productEnv(server: TmuxServer, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: server.home,
+    TMUX_RUN_DIR: server.registryDir,
+    XDG_STATE_HOME: server.env.XDG_STATE_HOME ?? join(server.home, '.local', 'state'),
+    LANG: 'C.UTF-8',
+    ...extra,
+  };
+}

@@ -1,6 +1,9 @@
 // The harness itself: real tmux, real zsh and bash panes, nothing left behind.
+import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { descendantsOf, processAlive } from './processes.js';
+import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from './run-root.js';
+import { openScope } from './scope.js';
 import { assertNoLeftovers, startServer, type TmuxServer } from './server.js';
 
 describe('tmux test harness', () => {
@@ -103,5 +106,46 @@ describe('tmux test harness', () => {
       `pid ${pid} (sleep 1000): started by the server; still running after kill()`,
     ]);
     expect(processAlive(pid ?? 0)).toBe(false);
+  });
+
+  it('restarts a server on the same socket after it died', async () => {
+    server = await startServer();
+    const first = await server.serverPid();
+    await server.tmux(['kill-server']);
+    await server.restart();
+    expect(server.pid).not.toBe(first);
+    expect(processAlive(server.pid)).toBe(true);
+    expect(await (await server.newPane()).run('echo back')).toBe('back');
+    await server.kill();
+    expect(processAlive(first)).toBe(false);
+    expect(assertNoLeftovers(server)).toEqual([]);
+  });
+
+  it('sweeps a run root: stops the servers a test forgot and removes the root', async () => {
+    const root = makeRunRoot('tmux-run-sweep-');
+    const saved = process.env[RUN_ROOT_VAR];
+    process.env[RUN_ROOT_VAR] = root;
+    try {
+      server = await startServer();
+    } finally {
+      if (saved === undefined) delete process.env[RUN_ROOT_VAR];
+      else process.env[RUN_ROOT_VAR] = saved;
+    }
+    expect(server.baseDir.startsWith(`${root}/`)).toBe(true);
+    const pid = server.pid;
+    const found = await sweepRunRoot(root);
+    expect(found).toContain(`tmux server on ${server.socket} was still running`);
+    expect(processAlive(pid)).toBe(false);
+    expect(existsSync(root)).toBe(false);
+  });
+
+  it('closes a scope: its brokers first, then the server, and nothing is left', async () => {
+    const scope = await openScope();
+    server = scope.server;
+    const mcp = await scope.startMcp();
+    expect(mcp.pid).not.toBeNull();
+    expect(processAlive(mcp.pid!)).toBe(true);
+    expect(await scope.close()).toEqual([]);
+    expect(processAlive(mcp.pid!)).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../support/enrollment.js';
 import { processAlive } from '../support/processes.js';
 import { SNIPPET, SOURCE } from '../support/product.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 

@@ -9,7 +9,7 @@ import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../support/e
 import type { Pane } from '../support/pane.js';
 import { processAlive } from '../support/processes.js';
 import { SNIPPET, SOURCE } from '../support/product.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 

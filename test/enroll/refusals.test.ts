@@ -11,7 +11,7 @@ import type { Pane } from '../support/pane.js';
 import { descendantsOf } from '../support/processes.js';
 import { SNIPPET, SOURCE } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { waitUntil } from '../support/waiting.js';
 
 let server: TmuxServer;

@@ -3,7 +3,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { filesIn, listed } from '../support/enrollment.js';
 import { SOURCE } from '../support/product.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 import type { TmuxServer } from '../support/server.js';
 

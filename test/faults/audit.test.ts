@@ -8,7 +8,7 @@ import { auditEntries, auditFile } from '../support/audit.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
 import type { McpHandle } from '../support/mcp.js';
-import { withServer } from '../support/scope.js';
+import { withServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 import { callWith, errorOf, runIdOf } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';

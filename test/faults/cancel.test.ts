@@ -7,7 +7,7 @@ import { auditEntries, type AuditEntry } from '../support/audit.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
 import { groupGone, groupMembers } from '../support/processes.js';
-import { withServer } from '../support/scope.js';
+import { withServer } from '../support/lifecycle.js';
 import type { TmuxServer } from '../support/server.js';
 import { sleep, waitUntil } from '../support/waiting.js';
 import { callWith, whileRunning } from './support.js';

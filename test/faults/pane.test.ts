@@ -8,7 +8,7 @@ import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
 import { listedPanes, type McpHandle } from '../support/mcp.js';
 import { groupGone, processAlive } from '../support/processes.js';
-import { withServer } from '../support/scope.js';
+import { withServer } from '../support/lifecycle.js';
 import type { TmuxServer } from '../support/server.js';
 import { sleep, waitUntil } from '../support/waiting.js';
 import { callWith, errorOf, runIdOf, whileRunning } from './support.js';

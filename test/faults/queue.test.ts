@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
-import { withServer } from '../support/scope.js';
+import { withServer } from '../support/lifecycle.js';
 import { callWith } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

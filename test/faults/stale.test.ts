@@ -9,7 +9,7 @@ import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
 import { listedPanes } from '../support/mcp.js';
 import { processAlive } from '../support/processes.js';
-import { withServer } from '../support/scope.js';
+import { withServer } from '../support/lifecycle.js';
 import { sleep, waitUntil } from '../support/waiting.js';
 import { callWith, errorOf } from './support.js';
 

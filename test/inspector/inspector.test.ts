@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { enrolledPane } from '../support/enrollment.js';
 import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');

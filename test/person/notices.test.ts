@@ -7,7 +7,7 @@ import { enrolledPane } from '../support/enrollment.js';
 import { callRun, type McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { waitUntil } from '../support/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

@@ -13,7 +13,7 @@ import type { McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import { productEnv } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { waitUntil } from '../support/waiting.js';
 
 /** Raw bytes a terminal would act on: C0 controls except newline, DEL, and C1 controls (as characters). */

@@ -21,7 +21,7 @@ import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import { productEnv } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');

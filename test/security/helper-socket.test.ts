@@ -10,7 +10,7 @@ import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { enrolledPane, recordOf } from '../support/enrollment.js';
 import { processAlive, rssKiB } from '../support/processes.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 import { rawConnect, untilClosed } from './support.js';
 

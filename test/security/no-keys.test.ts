@@ -12,7 +12,7 @@ import { markerPath, uniqueToken } from '../support/markers.js';
 import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
 import { productEnv, SNIPPET } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { waitUntil } from '../support/waiting.js';
 
 /** The only tmux commands the product may run (plus `tmux -V`, which runs none). */

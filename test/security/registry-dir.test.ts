@@ -27,7 +27,7 @@ import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import { productEnv, SNIPPET } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 
 describe('the registry directory is checked on every use', () => {

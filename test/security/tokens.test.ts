@@ -14,7 +14,7 @@ import type { Pane } from '../support/pane.js';
 import { allCmdlines } from '../support/processes.js';
 import { SNIPPET } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/scope.js';
+import { useServer } from '../support/lifecycle.js';
 import { sleep, waitUntil } from '../support/waiting.js';
 import { runRequest, sendRequest } from './support.js';
 

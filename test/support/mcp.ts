@@ -21,13 +21,21 @@ export interface McpOptions {
   enable?: boolean;
   /** The server's arguments instead of the default ones. */
   args?: string[];
+  /** Node's own flags, before the server's script (--cpu-prof, say). */
+  nodeArgs?: string[];
+  /** The name the client gives itself. */
+  clientName?: string;
   /** Added to (or replacing parts of) productEnv(server). */
   env?: Record<string, string>;
 }
 
 /** Spawns tmux-run-mcp (with --enable-tool tmux_run unless `enable` is false) and connects a Client. */
 export async function startMcp(server: TmuxServer, opts: McpOptions = {}): Promise<McpHandle> {
-  const args = [MCP_BIN, ...(opts.args ?? (opts.enable === false ? [] : ['--enable-tool', 'tmux_run']))];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    MCP_BIN,
+    ...(opts.args ?? (opts.enable === false ? [] : ['--enable-tool', 'tmux_run'])),
+  ];
   const transport = new StdioClientTransport({
     command: process.execPath,
     args,
@@ -36,7 +44,7 @@ export async function startMcp(server: TmuxServer, opts: McpOptions = {}): Promi
   });
   const stderr: string[] = [];
   transport.stderr?.on('data', (c: Buffer) => stderr.push(...c.toString('utf8').split('\n').filter(Boolean)));
-  const client = new Client({ name: 'tmux-run-tests', version: '1.0.0' });
+  const client = new Client({ name: opts.clientName ?? 'tmux-run-tests', version: '1.0.0' });
   await client.connect(transport);
   return {
     client,

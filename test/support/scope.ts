@@ -1,7 +1,6 @@
 // Set-up and teardown, written once: a scope owns one harness server and the brokers started
 // for it; closing it closes the brokers, kills the server and reports whatever was left over.
-// useServer() gives each test file a scope, withServer() each test.
-import { afterAll, beforeAll, expect } from 'vitest';
+// lifecycle.ts gives each test file or each test a scope; the bench and the demo open their own.
 import { startMcp, type McpHandle, type McpOptions } from './mcp.js';
 import { assertNoLeftovers, startServer, type ServerOptions, type TmuxServer } from './server.js';
 
@@ -57,54 +56,4 @@ class ServerScope implements Scope {
 /** Starts a server and returns its scope. */
 export async function openScope(opts?: ServerOptions): Promise<Scope> {
   return new ServerScope(await startServer(opts));
-}
-
-/**
- * One server for the test file: started before its tests (beforeAll), closed after them
- * (afterAll), which fails the file when anything it started is left. The scope is there from
- * the first beforeAll on.
- */
-export function useServer(opts?: ServerOptions): Scope {
-  let scope: Scope | undefined;
-  beforeAll(async () => {
-    scope = await openScope(opts);
-  });
-  afterAll(async () => {
-    if (scope) expect(await scope.close()).toEqual([]);
-  });
-  const current = (): Scope => {
-    if (scope === undefined) throw new Error('useServer: the server starts in beforeAll');
-    return scope;
-  };
-  return {
-    get server() {
-      return current().server;
-    },
-    get brokers() {
-      return current().brokers;
-    },
-    startMcp: (o) => current().startMcp(o),
-    defer: (fn) => current().defer(fn),
-    brokerLogs: () => current().brokerLogs(),
-    close: () => current().close(),
-  };
-}
-
-/** One server for one test: runs fn, then closes the scope and checks nothing is left; a failure carries the brokers' logs. */
-export async function withServer(
-  fn: (server: TmuxServer, scope: Scope) => Promise<void>,
-  opts?: ServerOptions,
-): Promise<void> {
-  const scope = await openScope(opts);
-  let leftovers: string[];
-  try {
-    await fn(scope.server, scope);
-  } catch (e) {
-    const logs = scope.brokerLogs();
-    if (e instanceof Error && logs) e.message += `\n${logs}`;
-    throw e;
-  } finally {
-    leftovers = await scope.close();
-  }
-  expect(leftovers).toEqual([]);
 }

@@ -1,0 +1,595 @@
+// scripts/bench.ts: tmux-run against its physical floor, in one run (`npm run bench`).
+//
+// Starts a private tmux server with real zsh panes on the test harness (test/support), enrolls
+// them by typing `source` into them (the bench is a test driver, like a person; the product
+// never sends keys), drives tmux-run-mcp through the SDK's Client over stdio, and measures the
+// floor (Node spawning /bin/sh directly) next to the product. Prints a table with each target's
+// pass/miss and writes bench-results/latest.json. Exit status 0 even when a target is missed; 1
+// when the bench broke.
+//
+//   npm run bench                          # build, then run everything
+//   npx tsx scripts/bench.ts --quick       # fewer repetitions (a smoke test of the bench itself)
+//   npx tsx scripts/bench.ts --profile D   # also write .cpuprofile files of broker (D/broker) and helpers (D/helper)
+//   BENCH_NOTIFY=off                       # panes do not draw run notices (on, the product's default, otherwise)
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { listEnrolled, type PaneListing } from '../src/broker/registry.js';
+import { callRun, type McpHandle, type McpOptions } from '../test/support/mcp.js';
+import type { Pane } from '../test/support/pane.js';
+import { cpuMs, openDescriptors, processAlive, rssKiB } from '../test/support/processes.js';
+import { ROOT, SOURCE } from '../test/support/product.js';
+import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../test/support/run-root.js';
+import { openScope, type Scope } from '../test/support/scope.js';
+import { tmuxBinary, zshBinary } from '../test/support/tmux-command.js';
+import { sleep, waitUntil } from '../test/support/waiting.js';
+
+/** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
+const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
+const BIG = 262144;
+/** Idle time before a memory sample: V8's memory reducer collects after about 8 s without work. */
+const IDLE_MS = 12000;
+const BIG_SCRIPT = `head -c ${BIG} /dev/zero | tr '\\0' a`;
+
+const now = (): number => performance.now();
+
+interface Stats {
+  median: number;
+  p90: number;
+  min: number;
+  n: number;
+}
+
+function percentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+const stats = (values: number[]): Stats => ({
+  median: percentile(values, 50),
+  p90: percentile(values, 90),
+  min: Math.min(...values),
+  n: values.length,
+});
+
+// ------------------------------------------------------------------ the floor
+
+// The floor runs in a fresh Node started with the helper's flags and nothing else loaded (no
+// TypeScript loader, no SDK): plain JavaScript given to `node -e`. It spawns /bin/sh -c SCRIPT
+// with piped stdout and stderr, collects stdout, waits for close, and prints the times as JSON.
+const FLOOR_CHILD = `
+const { spawn } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
+const [script, warm, n] = [process.argv[1], Number(process.argv[2]), Number(process.argv[3])];
+function spawnSh() {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn('/bin/sh', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let bytes = 0;
+    child.stdout.on('data', (c) => (bytes += c.length));
+    child.stderr.on('data', () => {});
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ ms: performance.now() - t0, bytes, code }));
+  });
+}
+(async () => {
+  const out = [];
+  for (let i = 0; i < warm + n; i++) {
+    const r = await spawnSh();
+    if (r.code !== 0) throw new Error('floor script exited ' + r.code);
+    if (i >= warm) out.push(r.ms);
+  }
+  process.stdout.write(JSON.stringify(out));
+})().catch((e) => {
+  process.stderr.write(String(e.stack || e) + '\\n');
+  process.exit(1);
+});
+`;
+
+/** The floor for `script`: `n` spawn times after `warm` unmeasured ones. */
+function floor(script: string, warm: number, n: number): number[] {
+  const out = execFileSync(process.execPath, [...HELPER_FLAGS, '-e', FLOOR_CHILD, script, String(warm), String(n)], {
+    encoding: 'utf8',
+    maxBuffer: 16 << 20,
+  });
+  return JSON.parse(out) as number[];
+}
+
+// ------------------------------------------------------------------ options
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const PROFILE = argv.includes('--profile')
+  ? resolve(argv[argv.indexOf('--profile') + 1] ?? 'bench-results/profiles')
+  : undefined;
+const N = QUICK
+  ? {
+      warm: 10,
+      rtt: 40,
+      floor: 60,
+      bigWarm: 2,
+      big: 10,
+      windows: 2,
+      window: 60,
+      perPane: 2,
+      leak: 200,
+      enroll: 3,
+      starts: 3,
+    }
+  : {
+      warm: 30,
+      rtt: 300,
+      floor: 300,
+      bigWarm: 5,
+      big: 60,
+      windows: 5,
+      window: 200,
+      perPane: 2,
+      leak: 1000,
+      enroll: 10,
+      starts: 10,
+    };
+const NOTIFY = process.env.BENCH_NOTIFY === 'off' ? 'off' : 'on';
+
+// ------------------------------------------------------------------ /proc
+
+interface ProcStatus {
+  rssKb: number;
+  fds: number;
+}
+
+/** Resident memory and open descriptors of pid, or undefined when it is gone. */
+function procStatus(pid: number): ProcStatus | undefined {
+  try {
+    return { rssKb: rssKiB(pid), fds: openDescriptors(pid) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** procStatus of a process that must be there. */
+function mustStatus(pid: number): ProcStatus {
+  const s = procStatus(pid);
+  if (s === undefined) throw new Error(`process ${pid} is gone`);
+  return s;
+}
+
+// ------------------------------------------------------------------ the product
+
+/**
+ * Types `source SNIPPET` into a pane at its prompt; resolves the listing and the milliseconds
+ * from the Enter key to a tmux-run listing that shows the pane (the listing's own cost included).
+ */
+async function enroll(pane: Pane, registryDir: string): Promise<{ listing: PaneListing; ms: number }> {
+  const recordFiles = (): string[] => readdirSync(registryDir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
+  await pane.waitForPrompt();
+  const before = new Set(recordFiles());
+  await pane.type(SOURCE);
+  const t0 = now();
+  await pane.type('', { enter: true });
+  await waitUntil(() => recordFiles().some((n) => !before.has(n)), 10000, `the enrollment record of ${pane.id}`, 2);
+  const listing = await waitUntil(
+    async () => (await listEnrolled(registryDir)).find((p) => p.pane_id === pane.id),
+    10000,
+    `${pane.id} to be listed`,
+    2,
+  );
+  const ms = now() - t0;
+  await pane.waitForPrompt();
+  return { listing, ms };
+}
+
+async function unenroll(pane: Pane, registryDir: string, helperPid: number): Promise<void> {
+  await pane.type('tmux_run_unenroll', { enter: true });
+  await waitUntil(() => !processAlive(helperPid), 10000, `helper ${helperPid} to exit`, 5);
+  await waitUntil(
+    async () => !(await listEnrolled(registryDir)).some((p) => p.pane_id === pane.id),
+    10000,
+    `${pane.id} to leave the listing`,
+  );
+  await pane.waitForPrompt();
+}
+
+/** What the bench reads of a tmux_run result. */
+interface RunOutcome {
+  ok?: boolean;
+  error?: unknown;
+  data?: { completion?: { exit_status?: number | null }; stdout?: { bytes?: number } };
+}
+
+let failures = 0;
+async function run(
+  client: Client,
+  pane: PaneListing,
+  script: string,
+  extra: { stdout_limit?: number } = {},
+): Promise<{ ms: number; data: RunOutcome['data'] }> {
+  const t0 = now();
+  const r = await callRun(client, pane, script, extra);
+  const ms = now() - t0;
+  const s = r.structured as RunOutcome | undefined;
+  if (r.isError || !s?.ok || s.data?.completion?.exit_status !== 0) {
+    failures++;
+    if (failures <= 5)
+      process.stderr.write(
+        `bench: a run failed: ${JSON.stringify(s?.error ?? s?.data?.completion ?? r.result).slice(0, 300)}\n`,
+      );
+    if (failures > 20) throw new Error('too many failed runs; the bench is not measuring what it should');
+  }
+  return { ms, data: s?.data };
+}
+
+/** Closed loop: `perPane` callers per pane keep calling until `total` runs are done; runs/s. */
+async function sustained(client: Client, panes: PaneListing[], perPane: number, total: number): Promise<number> {
+  let left = total;
+  const t0 = now();
+  const worker = async (pane: PaneListing): Promise<void> => {
+    while (left > 0) {
+      left--;
+      await run(client, pane, 'true');
+    }
+  };
+  await Promise.all(panes.flatMap((p) => Array.from({ length: perPane }, () => worker(p))));
+  return total / ((now() - t0) / 1000);
+}
+
+function versionOf(cmd: string | undefined, args: string[]): string {
+  if (cmd === undefined) return 'unknown';
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8' }).trim().split('\n')[0] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+// ------------------------------------------------------------------ the run
+
+interface HelperMetrics {
+  pid: number;
+  runs: number;
+  rss_kb_start: number;
+  rss_kb_after_warmup: number;
+  rss_kb_after: number;
+  rss_kb_after_more: number;
+  fds_start: number;
+  fds_after: number;
+  fds_after_more: number;
+  rss_kb_after_big?: number;
+  rss_kb_after_big_idle?: number;
+}
+
+interface Metrics {
+  loadavg_start: number[];
+  loadavg_end: number[];
+  enroll_ms: Stats;
+  node_start_ms: Stats;
+  server_start_ms: Stats;
+  floor_true_ms: Stats;
+  run_true_ms: Stats;
+  cpu_ms_per_run: Record<string, number>;
+  ratio_true: number;
+  helper: HelperMetrics;
+  rate_one_pane: Stats;
+  rate_four_panes: Stats;
+  rate_ratio: number;
+  floor_big_ms: Stats;
+  run_big_ms: Stats;
+  ratio_big: number;
+  broker_rss_kb: number | undefined;
+  failed_runs: number;
+}
+
+// Every server of the bench lives under its own run root, swept at the end like a test run's.
+const runRootDir = makeRunRoot('tmux-run-bench-');
+process.env[RUN_ROOT_VAR] = runRootDir;
+// Profiling: the snippet starts the helper with TMUX_RUN_NODE (it clears NODE_OPTIONS), so a wrapper adds the flags.
+const NODE_WRAPPER = join(runRootDir, 'node-profiled');
+if (PROFILE) {
+  mkdirSync(join(PROFILE, 'helper'), { recursive: true });
+  mkdirSync(join(PROFILE, 'broker'), { recursive: true });
+  writeFileSync(
+    NODE_WRAPPER,
+    `#!/bin/sh\nexec '${process.execPath}' --cpu-prof --cpu-prof-dir='${join(PROFILE, 'helper')}' "$@"\n`,
+    { mode: 0o700 },
+  );
+}
+const brokerOptions: McpOptions = {
+  clientName: 'tmux-run-bench',
+  nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, 'broker')}`] : [],
+};
+
+const m: Partial<Metrics> = { loadavg_start: loadavg().map((x) => Number(x.toFixed(2))) };
+const progress = (s: string): void => void process.stderr.write(`bench: ${s}\n`);
+let scope: Scope | undefined;
+let exitCode = 0;
+try {
+  scope = await openScope({ env: { TMUX_RUN_NOTIFY: NOTIFY, ...(PROFILE ? { TMUX_RUN_NODE: NODE_WRAPPER } : {}) } });
+  const server = scope.server;
+  const dir = server.registryDir;
+  const panes: Pane[] = [];
+  for (let i = 0; i < 4; i++) panes.push(await server.newPane());
+  const first = panes[0]!;
+
+  progress(`enrollment, ${N.enroll} times on ${first.id}`);
+  const enrollMs: number[] = [];
+  for (let i = 0; i < N.enroll; i++) {
+    const { listing, ms } = await enroll(first, dir);
+    enrollMs.push(ms);
+    await unenroll(first, dir, listing.helper_pid);
+  }
+  m.enroll_ms = stats(enrollMs);
+  const listings: PaneListing[] = [];
+  for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
+  const one = listings[0]!;
+  const helperPid = one.helper_pid;
+  const helperStart = mustStatus(helperPid);
+
+  progress('server start to tools/list');
+  const nodeStart: number[] = [];
+  for (let i = 0; i < N.starts; i++) {
+    const t0 = now();
+    await new Promise((r) => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).once('exit', r));
+    nodeStart.push(now() - t0);
+  }
+  const startMs: number[] = [];
+  for (let i = 0; i < N.starts; i++) {
+    const t0 = now();
+    const h = await scope.startMcp(brokerOptions);
+    await h.client.listTools();
+    startMs.push(now() - t0);
+    await h.close();
+  }
+  m.node_start_ms = stats(nodeStart);
+  m.server_start_ms = stats(startMs);
+
+  const main: McpHandle = await scope.startMcp(brokerOptions);
+  await main.client.listTools();
+  const c = main.client;
+
+  progress(`round trip for true: ${N.warm} warm-up, ${N.rtt} measured; floor ${N.floor} spawns`);
+  for (let i = 0; i < N.warm; i++) await run(c, one, 'true');
+  const helperWarm = mustStatus(helperPid);
+  m.floor_true_ms = stats(floor('true', 20, N.floor));
+  const rtt: number[] = [];
+  const who: Record<string, number> = {
+    helper: one.helper_pid,
+    zsh: one.shell_pid,
+    broker: main.pid ?? NaN,
+    tmux: await server.serverPid(),
+  };
+  const cpu0 = Object.fromEntries(Object.entries(who).map(([k, pid]) => [k, cpuMs(pid)]));
+  const self0 = process.cpuUsage();
+  for (let i = 0; i < N.rtt; i++) rtt.push((await run(c, one, 'true')).ms);
+  const self1 = process.cpuUsage(self0);
+  m.run_true_ms = stats(rtt);
+  // CPU each process spent per run: unlike wall time, barely moved by whatever else the machine runs.
+  m.cpu_ms_per_run = Object.fromEntries(
+    Object.entries(who).map(([k, pid]) => [k, (cpuMs(pid) - (cpu0[k] ?? NaN)) / N.rtt]),
+  );
+  m.cpu_ms_per_run.client = (self1.user + self1.system) / 1000 / N.rtt;
+  m.ratio_true = m.run_true_ms.median / m.floor_true_ms.median;
+
+  // Memory and descriptors: after the first N.leak runs on the pane (warm-up and round trips
+  // included), then after N.leak more, which must not have grown either. Each sample follows
+  // IDLE_MS without work, so that V8's memory reducer has collected: resident memory right
+  // after a burst says more about when the last collection happened than about a leak.
+  progress(
+    `helper memory and descriptors: after ${N.leak} runs, then after ${N.leak} more (each then ${IDLE_MS / 1000} s idle)`,
+  );
+  const runsOn = async (n: number): Promise<ProcStatus> => {
+    let left = n;
+    const worker = async (): Promise<void> => {
+      while (left > 0) {
+        left--;
+        await run(c, one, 'true');
+      }
+    };
+    await Promise.all(Array.from({ length: N.perPane }, worker));
+    await sleep(IDLE_MS);
+    return mustStatus(helperPid);
+  };
+  const after1 = await runsOn(N.leak - N.warm - N.rtt);
+  const after2 = await runsOn(N.leak);
+  m.helper = {
+    pid: helperPid,
+    runs: N.leak,
+    rss_kb_start: helperStart.rssKb,
+    rss_kb_after_warmup: helperWarm.rssKb,
+    rss_kb_after: after1.rssKb,
+    rss_kb_after_more: after2.rssKb,
+    fds_start: helperStart.fds,
+    fds_after: after1.fds,
+    fds_after_more: after2.fds,
+  };
+
+  progress(`sustained: ${N.windows} windows of ${N.window} runs, ${N.perPane} callers per pane`);
+  const r1: number[] = [];
+  const r4: number[] = [];
+  for (let w = 0; w < N.windows; w++) {
+    r1.push(await sustained(c, [one], N.perPane, N.window));
+    r4.push(await sustained(c, listings, N.perPane, N.window));
+  }
+  m.rate_one_pane = stats(r1);
+  m.rate_four_panes = stats(r4);
+  m.rate_ratio = m.rate_four_panes.median / m.rate_one_pane.median;
+
+  progress(`${BIG} bytes of output: ${N.big} measured; floor the same`);
+  for (let i = 0; i < N.bigWarm; i++) await run(c, one, BIG_SCRIPT, { stdout_limit: BIG });
+  m.floor_big_ms = stats(floor(BIG_SCRIPT, 5, N.big));
+  const big: number[] = [];
+  for (let i = 0; i < N.big; i++) {
+    const { ms, data } = await run(c, one, BIG_SCRIPT, { stdout_limit: BIG });
+    if (data?.stdout?.bytes !== BIG) throw new Error(`expected ${BIG} bytes of stdout`);
+    big.push(ms);
+  }
+  m.run_big_ms = stats(big);
+  m.ratio_big = m.run_big_ms.median / m.floor_big_ms.median;
+
+  m.helper.rss_kb_after_big = procStatus(helperPid)?.rssKb;
+  // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
+  // runs after some seconds without work); the helper's malloc settings then give it back.
+  progress(`helper memory after ${IDLE_MS / 1000} s idle`);
+  await sleep(IDLE_MS);
+  m.helper.rss_kb_after_big_idle = procStatus(helperPid)?.rssKb;
+  m.broker_rss_kb = main.pid === null ? undefined : procStatus(main.pid)?.rssKb;
+  m.failed_runs = failures;
+  m.loadavg_end = loadavg().map((x) => Number(x.toFixed(2)));
+} catch (e) {
+  process.stderr.write(`bench: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  exitCode = 1;
+} finally {
+  // Brokers first, then the server; kill() waits for the helpers and shells to exit.
+  const leftovers = scope ? await scope.close().catch((e: unknown) => [String(e)]) : [];
+  leftovers.push(...(await sweepRunRoot(runRootDir)));
+  if (leftovers.length > 0) process.stderr.write(`bench: left behind and stopped:\n  ${leftovers.join('\n  ')}\n`);
+}
+if (exitCode !== 0) process.exit(exitCode);
+report(m as Metrics);
+
+// ------------------------------------------------------------------ report
+
+function report(m: Metrics): void {
+  const MB = 1024;
+  const h = m.helper;
+  const targets = [
+    {
+      name: 'round trip for true vs spawn floor',
+      target: '<= 1.5x',
+      value: m.ratio_true,
+      pass: m.ratio_true <= 1.5,
+      show: `${m.ratio_true.toFixed(2)}x`,
+    },
+    {
+      name: 'runs/s, one pane',
+      target: '>= 100',
+      value: m.rate_one_pane.median,
+      pass: m.rate_one_pane.median >= 100,
+      show: m.rate_one_pane.median.toFixed(0),
+    },
+    // "1.5x that across 4 panes" read literally: 1.5 times the 100 runs/s asked of one pane.
+    {
+      name: 'runs/s, 4 panes in parallel',
+      target: '>= 150',
+      value: m.rate_four_panes.median,
+      pass: m.rate_four_panes.median >= 150,
+      show: m.rate_four_panes.median.toFixed(0),
+    },
+    // Read strictly: 1.5 times what one pane measured (CPU-bound on 2 cores: see BENCHMARKS.md).
+    {
+      name: 'runs/s, 4 panes vs one pane',
+      target: '>= 1.5x',
+      value: m.rate_ratio,
+      pass: m.rate_ratio >= 1.5,
+      show: `${m.rate_ratio.toFixed(2)}x`,
+    },
+    {
+      name: `${BIG} bytes vs its floor`,
+      target: '<= 1.5x',
+      value: m.ratio_big,
+      pass: m.ratio_big <= 1.5,
+      show: `${m.ratio_big.toFixed(2)}x`,
+    },
+    {
+      name: 'enrollment (source to listed)',
+      target: '< 300 ms',
+      value: m.enroll_ms.median,
+      pass: m.enroll_ms.median < 300,
+      show: `${m.enroll_ms.median.toFixed(0)} ms`,
+    },
+    {
+      name: `helper RSS after ${h.runs} runs`,
+      target: '< 45 MB',
+      value: h.rss_kb_after,
+      pass: h.rss_kb_after < 45 * MB,
+      show: `${(h.rss_kb_after / MB).toFixed(1)} MB`,
+    },
+    // RSS moves with the garbage collector; growth beyond 1 MB over the next runs counts as a leak.
+    {
+      name: `helper RSS growth over ${h.runs} more runs`,
+      target: '<= 1 MB',
+      value: h.rss_kb_after_more - h.rss_kb_after,
+      pass: h.rss_kb_after_more - h.rss_kb_after <= MB,
+      show: `${((h.rss_kb_after_more - h.rss_kb_after) / MB).toFixed(2)} MB`,
+    },
+    {
+      name: `helper descriptors over ${2 * h.runs} runs`,
+      target: 'no growth',
+      value: h.fds_after_more - h.fds_start,
+      pass: h.fds_after <= h.fds_start && h.fds_after_more <= h.fds_start,
+      show: `${h.fds_start} -> ${h.fds_after} -> ${h.fds_after_more}`,
+    },
+    {
+      name: 'server start to tools/list',
+      target: '< 300 ms',
+      value: m.server_start_ms.median,
+      pass: m.server_start_ms.median < 300,
+      show: `${m.server_start_ms.median.toFixed(0)} ms`,
+    },
+  ];
+
+  const f = (x: number | undefined, d = 2): string => (x !== undefined && Number.isFinite(x) ? x.toFixed(d) : '-');
+  const mb = (k: number | undefined): string => (k === undefined ? '-' : (k / MB).toFixed(1));
+  const rows: Array<[string, Stats, number]> = [
+    ['floor: spawn /bin/sh -c true (ms)', m.floor_true_ms, 2],
+    ['tmux_run true, one pane (ms)', m.run_true_ms, 2],
+    ['runs/s, one pane', m.rate_one_pane, 0],
+    ['runs/s, 4 panes in parallel', m.rate_four_panes, 0],
+    [`floor: spawn ${BIG} bytes (ms)`, m.floor_big_ms, 2],
+    [`tmux_run ${BIG} bytes (ms)`, m.run_big_ms, 2],
+    ['enrollment: source to listed (ms)', m.enroll_ms, 0],
+    ['node -e "" start to exit (ms)', m.node_start_ms, 0],
+    ['tmux-run-mcp start to tools/list (ms)', m.server_start_ms, 0],
+  ];
+  const lines: string[] = [];
+  lines.push(`| measure | median | p90 | n |`, `| --- | ---: | ---: | ---: |`);
+  for (const [name, s, d] of rows) lines.push(`| ${name} | ${f(s.median, d)} | ${f(s.p90, d)} | ${s.n} |`);
+  lines.push(
+    `| helper RSS (MB): start / ${N.warm} runs / ${h.runs} runs + ${IDLE_MS / 1000} s idle / ${2 * h.runs} runs + ${IDLE_MS / 1000} s idle | ${[h.rss_kb_start, h.rss_kb_after_warmup, h.rss_kb_after, h.rss_kb_after_more].map(mb).join(' / ')} | | |`,
+    `| helper RSS (MB): right after the runs of ${BIG} bytes (and the sustained ones) / then ${IDLE_MS / 1000} s idle | ${[h.rss_kb_after_big, h.rss_kb_after_big_idle].map(mb).join(' / ')} | | |`,
+    `| helper descriptors: start / ${h.runs} runs / ${2 * h.runs} runs | ${h.fds_start} / ${h.fds_after} / ${h.fds_after_more} | | |`,
+    `| CPU per run of \`true\` (ms): helper / zsh / broker / client / tmux server | ${['helper', 'zsh', 'broker', 'client', 'tmux'].map((k) => f(m.cpu_ms_per_run[k], 2)).join(' / ')} | | |`,
+  );
+  lines.push('', `| target | goal | measured | result |`, `| --- | --- | ---: | --- |`);
+  for (const t of targets) lines.push(`| ${t.name} | ${t.target} | ${t.show} | ${t.pass ? 'pass' : 'MISS'} |`);
+
+  const machine = {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    memory_mb: Math.round(totalmem() / 2 ** 20),
+    kernel: release(),
+    node: process.version,
+    tmux: versionOf(tmuxBinary(), ['-V']),
+    zsh: versionOf(zshBinary(), ['--version']),
+  };
+  const commit = versionOf('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']);
+  const dirty = versionOf('git', ['-C', ROOT, 'status', '--porcelain', '--untracked-files=no']) !== '';
+  process.stdout.write(
+    `tmux-run bench (${commit}${dirty ? '+dirty' : ''}, ${QUICK ? 'quick, ' : ''}notices ${NOTIFY}): ${machine.nproc} cores, ${machine.memory_mb} MB, node ${machine.node}, ${machine.tmux}, ${machine.zsh}; load average ${m.loadavg_start[0]} at start, ${m.loadavg_end[0]} at end\n\n${lines.join('\n')}\n`,
+  );
+  if (m.failed_runs) process.stdout.write(`\n${m.failed_runs} runs failed during the bench\n`);
+
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  const out = join(ROOT, 'bench-results', 'latest.json');
+  writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        when: new Date().toISOString(),
+        commit,
+        dirty,
+        quick: QUICK,
+        notices: NOTIFY,
+        config: N,
+        machine,
+        metrics: m,
+        targets: targets.map(({ show: _show, ...t }) => t),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  process.stdout.write(`\nwrote ${out}${PROFILE ? `; profiles in ${PROFILE}` : ''}\n`);
+}

@@ -1,7 +1,7 @@
 // A sandbox for CLI tests that need no tmux: a private HOME, TMUX_RUN_DIR and XDG_STATE_HOME.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runRoot } from '../support/run-root.js';
+import { makePrivateDir } from '../support/run-root.js';
 
 export interface Sandbox {
   dir: string;
@@ -13,12 +13,9 @@ export interface Sandbox {
 
 /** A private temporary HOME, TMUX_RUN_DIR (0700) and XDG_STATE_HOME, for tests without tmux. */
 export function sandbox(): Sandbox {
-  const dir = mkdtempSync(join(runRoot(), 'cli-'));
-  chmodSync(dir, 0o700);
+  const dir = makePrivateDir('cli-', ['run', 'state']);
   const registryDir = join(dir, 'run');
   const stateDir = join(dir, 'state');
-  mkdirSync(registryDir, { mode: 0o700 });
-  mkdirSync(stateDir, { mode: 0o700 });
   return {
     dir,
     registryDir,

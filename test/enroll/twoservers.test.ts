@@ -1,10 +1,10 @@
 // Two tmux servers sharing one registry directory: their panes can carry the same pane id, and
 // each enrollment is still listed for its own server, with its own generations.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enroll, filesIn, listed, waitEmpty } from '../support/enrollment.js';
+import { makePrivateDir } from '../support/run-root.js';
 import { assertNoLeftovers, startServer, type TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 
@@ -13,11 +13,8 @@ let shared: string;
 const servers: TmuxServer[] = [];
 
 beforeAll(async () => {
-  parent = mkdtempSync(join(process.env.TMUX_RUN_TEST_ROOT || tmpdir(), 'shared-'));
-  chmodSync(parent, 0o700);
+  parent = makePrivateDir('shared-', ['run']);
   shared = join(parent, 'run');
-  mkdirSync(shared, { mode: 0o700 });
-  chmodSync(shared, 0o700);
   servers.push(await startServer({ env: { TMUX_RUN_DIR: shared } }));
   servers.push(await startServer({ env: { TMUX_RUN_DIR: shared } }));
 });

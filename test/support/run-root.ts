@@ -1,6 +1,6 @@
 // Where servers keep their files: one private directory per test run (made by global-setup.ts),
 // swept at the end so that whatever a crashed or careless test left behind is found and stopped.
-import { chmodSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killHard, processesReferencing } from './processes.js';
@@ -28,6 +28,17 @@ export function tempRoot(): string {
 export function runRoot(): string {
   const root = process.env[RUN_ROOT_VAR];
   return root !== undefined && root !== '' && existsSync(root) ? root : tempRoot();
+}
+
+/** A fresh private directory (0700) under the run root, holding the named private (0700) subdirectories. */
+export function makePrivateDir(prefix: string, subdirs: string[] = []): string {
+  const dir = mkdtempSync(join(runRoot(), prefix));
+  chmodSync(dir, 0o700);
+  for (const sub of subdirs) {
+    mkdirSync(join(dir, sub), { mode: 0o700 });
+    chmodSync(join(dir, sub), 0o700);
+  }
+  return dir;
 }
 
 /** Make a per-run root for server directories (0700) and return it. */

@@ -1,11 +1,11 @@
 // A real tmux server on a private socket (`tmux -S <socket> -f /dev/null`) with a clean
 // environment, in its own directory under the run root; kill() waits for everything it started
 // to exit and removes the directory, assertNoLeftovers() says what did not go.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TmuxPane, type Pane } from './pane.js';
 import { cmdlineOf, descendantsOf, killHard, processAlive, processesReferencing } from './processes.js';
-import { runRoot, SOCKET_NAME } from './run-root.js';
+import { makePrivateDir, SOCKET_NAME } from './run-root.js';
 import { BASH_PROMPT_COMMAND, DEFAULT_PROMPT, DEFAULT_ZSHRC, ZSHENV } from './shells.js';
 import { killServerSync, panePath, runTmux, tmuxArg, tmuxBinary, zshBinary } from './tmux-command.js';
 import { DEFAULT_TIMEOUT_MS, waitUntil } from './waiting.js';
@@ -30,7 +30,7 @@ export interface TmuxServer {
   tmux(args: string[]): Promise<string>;
   /** Ask the server for its current pid. */
   serverPid(): Promise<number>;
-  /** Start a fresh server on the same socket, directories and environment (after the old one died). */
+  /** Start a fresh server on the same socket, directories and environment, once the old one has exited (kill it first). */
   restart(): Promise<void>;
   /** Open a new window running `shell` (default zsh -i) and wait for its first prompt. */
   newPane(opts?: NewPaneOptions): Promise<Pane>;
@@ -103,9 +103,14 @@ class Server implements TmuxServer {
     return pid;
   }
 
-  // A new server on the same socket, as startServer starts one.
+  // A new server on the same socket, as startServer starts one, once every earlier one is gone.
   async restart(): Promise<void> {
     if (this.killed) throw new Error('restart on a killed server');
+    await waitUntil(
+      () => [...this.knownPids].every((pid) => !processAlive(pid)),
+      DEFAULT_TIMEOUT_MS,
+      'the old tmux server to exit before the restart',
+    );
     await this.tmux(sessionArgs(this.home));
     this.pid = await this.serverPid();
   }
@@ -257,14 +262,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<TmuxServer>
   if (tmuxBin === undefined) throw new Error('tmux not found on PATH');
   if (zshBin === undefined) throw new Error('zsh not found');
 
-  const baseDir = mkdtempSync(join(runRoot(), 'srv-'));
-  chmodSync(baseDir, 0o700);
+  const baseDir = makePrivateDir('srv-', ['home', 'run']);
   const home = join(baseDir, 'home');
   const registryDir = join(baseDir, 'run');
-  mkdirSync(home, { mode: 0o700 });
-  mkdirSync(registryDir, { mode: 0o700 });
-  chmodSync(home, 0o700);
-  chmodSync(registryDir, 0o700);
   writeFileSync(join(home, '.zshenv'), ZSHENV, { mode: 0o600 });
   writeFileSync(join(home, '.zshrc'), DEFAULT_ZSHRC, { mode: 0o600 });
   const socket = join(baseDir, SOCKET_NAME);

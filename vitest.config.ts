@@ -19,6 +19,8 @@ export default defineConfig({
           // forks, not threads: the helper service under test spawns its runs with process groups.
           pool: 'forks',
           fileParallelism: true,
+          // Unit tests first (seconds), then the integration tests: vitest runs groups in order.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -31,6 +33,7 @@ export default defineConfig({
           pool: 'forks',
           maxWorkers: 2,
           fileParallelism: true,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,7 +1,6 @@
 // shell/tmux-run.zsh and src/enrollment/layout.ts describe the same registry: the same directory
-// fallbacks and mode, the same channel and record file names. Read from the snippet's text, and
-// for the directory, asked of the snippet's own function in a real zsh.
-import { spawnSync } from 'node:child_process';
+// mode, the same channel and record file names, read from the snippet's text. The directory the
+// snippet picks is asked of a real zsh in test/enroll/snippet-dir.test.ts (zsh is integration).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +10,6 @@ import {
   RECORD_SUFFIX,
   REGISTRY_DIR_MODE,
   SOCKET_SUFFIX,
-  resolveRegistryDir,
 } from '../../src/enrollment/layout.js';
 
 const snippetPath = fileURLToPath(new URL('../../shell/tmux-run.zsh', import.meta.url));
@@ -65,30 +63,5 @@ describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
   it('creates the directory with the same mode and refuses the same other bits', () => {
     expect(code).toContain(`zf_mkdir -m ${REGISTRY_DIR_MODE.toString(8)} -- $dir`);
     expect(code).toContain(`(st[mode] & 8#0${(0o777 & ~REGISTRY_DIR_MODE).toString(8)}) != 0`);
-  });
-
-  it("picks the same directory as resolveRegistryDir, asked of the snippet's _tmux_run_dir", () => {
-    const uid = process.getuid?.() ?? 0;
-    const cases: NodeJS.ProcessEnv[] = [
-      { TMUX_RUN_DIR: '/x/run dir', XDG_RUNTIME_DIR: '/y' },
-      { XDG_RUNTIME_DIR: '/y/xdg' },
-      { TMUX_RUN_DIR: '', XDG_RUNTIME_DIR: '/z' },
-      {},
-    ];
-    for (const env of cases) {
-      // Sourcing outside tmux refuses to enroll, but leaves its functions defined.
-      const r = spawnSync(
-        'zsh',
-        ['-f', '-c', 'source "$1" 2>/dev/null; _tmux_run_dir; print -rn -- "$REPLY"', 'zsh', snippetPath],
-        { env: { PATH: process.env.PATH, HOME: '/nonexistent', ...env }, encoding: 'utf8' },
-      );
-      expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout).toBe(resolveRegistryDir(env, uid));
-    }
-    // Both fallbacks without XDG_RUNTIME_DIR are written the same way.
-    expect(code).toContain('REPLY=/run/user/$EUID/tmux-run');
-    expect(code).toContain('REPLY=/tmp/tmux-run-$EUID');
-    expect(resolveRegistryDir({}, 7, () => true)).toBe('/run/user/7/tmux-run');
-    expect(resolveRegistryDir({}, 7, () => false)).toBe('/tmp/tmux-run-7');
   });
 });

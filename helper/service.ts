@@ -33,6 +33,10 @@ interface Job {
   /** Why the job was stopped, once it was: the caller cancelled or went away, or the shell or enrollment ended. */
   stopReason?: StopReason;
   run?: Run;
+  /** Set while the person is asked to approve the run (ask mode). */
+  awaiting?: boolean;
+  /** Withdraws the question put to the shell for this job, if one is pending. */
+  withdraw?: AbortController;
 }
 
 type StopReason = 'cancelled' | 'caller_gone' | 'shell_exited' | 'revoked';
@@ -47,7 +51,7 @@ const STOP_DETAIL: Record<StopReason, string> = {
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked'>;
+  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'>;
   audit: AuditLog;
   /** Called when the enrollment must end (revoked). */
   onRevoke: () => void;
@@ -84,8 +88,8 @@ export class HelperService {
     };
   }
 
-  state(): 'idle' | 'busy' | 'running' {
-    if (this.current) return 'running';
+  state(): 'idle' | 'busy' | 'running' | 'awaiting_approval' {
+    if (this.current) return this.current.awaiting ? 'awaiting_approval' : 'running';
     return this.shellBusy() ? 'busy' : 'idle';
   }
 
@@ -112,6 +116,7 @@ export class HelperService {
           cwd,
           queued: this.queue.length,
           generation: this.d.record.generation,
+          mode: this.d.shell.mode,
         } satisfies Reply);
         return undefined;
       }
@@ -216,17 +221,21 @@ export class HelperService {
         clearInterval(timer);
         return;
       }
-      job.transport.send({
-        type: 'progress',
-        run_id: job.binding.run_id,
-        phase: job.run ? 'running' : 'queued',
-        elapsed_ms: Date.now() - job.queuedAt,
-        stdout_bytes: job.run?.stdoutBytes ?? 0,
-        stderr_bytes: job.run?.stderrBytes ?? 0,
-      } satisfies Reply);
+      this.sendProgress(job);
     }, PROGRESS_MS);
     timer.unref();
     (job as Job & { timer?: NodeJS.Timeout }).timer = timer;
+  }
+
+  private sendProgress(job: Job): void {
+    job.transport.send({
+      type: 'progress',
+      run_id: job.binding.run_id,
+      phase: job.run ? 'running' : job.awaiting ? 'awaiting_approval' : 'queued',
+      elapsed_ms: Date.now() - job.queuedAt,
+      stdout_bytes: job.run?.stdoutBytes ?? 0,
+      stderr_bytes: job.run?.stderrBytes ?? 0,
+    } satisfies Reply);
   }
 
   private finishedJobs = new WeakSet<Job>();
@@ -262,20 +271,25 @@ export class HelperService {
       return;
     }
     if (job.run) job.run.stop('cancelled');
-    // Still asking the shell whether it is idle: nothing started, and nothing will (execute checks `cancelled`).
-    else
+    // Still asking the shell (or the person): nothing started, and nothing will (execute checks
+    // `cancelled`); the question is withdrawn from the screen.
+    else {
+      const asked = job.awaiting === true;
+      job.withdraw?.abort();
       this.settleUnstarted(
         job,
         'cancelled',
         why === 'caller_gone'
-          ? 'the caller went away before the run started'
-          : 'the run was cancelled before it started',
+          ? `the caller went away before the run started${asked ? ' (the question to the person was withdrawn)' : ''}`
+          : `the run was cancelled before it started${asked ? ' (the question to the person was withdrawn)' : ''}`,
         why,
+        asked,
       );
+    }
   }
 
   /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
-  private settleUnstarted(job: Job, code: ErrorCode, message: string, why: StopReason): void {
+  private settleUnstarted(job: Job, code: ErrorCode, message: string, why: StopReason, asked = false): void {
     if (this.finishedJobs.has(job)) return;
     this.d.audit.tryAppend({
       event: 'end',
@@ -284,7 +298,7 @@ export class HelperService {
       script_digest: job.binding.script_digest,
       outcome: code,
       ran: false,
-      detail: `${STOP_DETAIL[why]} before the run started`,
+      detail: `${STOP_DETAIL[why]} before the run started${asked ? ', while the person was asked to approve it' : ''}`,
     });
     this.settle(job, err(code, message, job.binding.run_id));
   }
@@ -308,6 +322,7 @@ export class HelperService {
     if (cur && !cur.cancelled && !this.finishedJobs.has(cur)) {
       cur.cancelled = true;
       cur.stopReason = why;
+      cur.withdraw?.abort();
       if (cur.run) cur.run.stop('cancelled');
       else this.settleUnstarted(cur, 'shell_exited', `${reason} before the run started`, why);
     }
@@ -349,7 +364,17 @@ export class HelperService {
     if (this.shellBusy()) {
       return refuse('shell_busy', 'the shell is running a command in the foreground (retry when its prompt is back)');
     }
-    const answer = await this.d.shell.ask(ASK_TIMEOUT_MS);
+    job.withdraw = new AbortController();
+    const answer = await this.d.shell.ask(ASK_TIMEOUT_MS, {
+      run: { runId: b.run_id, digest: b.script_digest, script: job.script },
+      signal: job.withdraw.signal,
+      onAwaiting: () => {
+        job.awaiting = true;
+        if (job.progress) this.sendProgress(job);
+      },
+    });
+    job.awaiting = false;
+    job.withdraw = undefined;
     if (job.cancelled || this.ended) {
       // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
       if (!this.finishedJobs.has(job))
@@ -367,10 +392,33 @@ export class HelperService {
         return refuse('editor_not_empty', `the shell's line editor is not at an empty prompt (${answer.reason})`);
       }
       if (answer.reason === 'closed') return refuse('shell_exited', 'the enrolled shell has exited');
+      if (answer.reason === 'denied' || answer.reason === 'approval_timeout') {
+        this.d.audit.tryAppend({ event: 'refused', ...base, outcome: answer.reason, by: 'person' });
+        return this.settle(
+          job,
+          err(
+            answer.reason,
+            answer.reason === 'denied'
+              ? 'the person at the pane refused the run (ask mode)'
+              : `the person at the pane did not answer within ${answer.timeoutS ?? '?'} s (ask mode)`,
+            b.run_id,
+          ),
+        );
+      }
       if (answer.reason === 'timeout') {
         return refuse('shell_busy', `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy)`);
       }
       return refuse('internal_error', `the shell could not describe its state (${answer.reason})`);
+    }
+    if (answer.approval !== 'auto') {
+      this.d.audit.tryAppend({
+        event: 'approved',
+        ...base,
+        outcome: 'approved',
+        by: 'person',
+        ...(answer.approval === 'always' ? { remember: true } : {}),
+        ...(answer.approval === 'remembered' ? { always: true } : {}),
+      });
     }
     const { cwd, env } = answer.snapshot;
     try {

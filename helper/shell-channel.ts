@@ -1,15 +1,38 @@
 // The channel to the enrolled shell: two FIFOs the shell's zle -F widget reads and answers.
-// Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; N TEXT draws a notice; X revokes.
+// Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; in ask mode the shell answers
+// A NONCE SECONDS at once, the helper sends P NONCE DETAILS, and the person's key comes back as
+// K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
+// question. M ask|auto reports the shell's mode at a prompt. N TEXT draws a notice; X revokes.
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
 import { CHANNEL } from '../src/enrollment/layout.js';
+import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields, type RunDetails } from './approval.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
 
 export type Snapshot = { cwd: string; env: Record<string, string> };
-export type AskResult = { ok: true; snapshot: Snapshot } | { ok: false; reason: string };
+/**
+ * How a run was let through: `auto` (the shell does not ask), `yes` (the person pressed y),
+ * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
+ */
+export type Approval = 'auto' | 'yes' | 'always' | 'remembered';
+export type AskResult =
+  { ok: true; snapshot: Snapshot; approval: Approval } | { ok: false; reason: string; timeoutS?: number };
+/** The shell's approval mode as of its last prompt. */
+export type ApproveMode = 'ask' | 'auto' | 'unknown';
+
+export interface AskOptions {
+  /** The run the person is asked about, when the shell asks. */
+  run?: RunDetails;
+  /** Called when the shell starts asking the person (the wait is then theirs, not the editor's). */
+  onAwaiting?: () => void;
+  /** Aborting withdraws the question (the shell removes it) and resolves `withdrawn`. */
+  signal?: AbortSignal;
+}
+
+const APPROVALS: Record<string, Approval | undefined> = { y: 'yes', a: 'always', always: 'remembered' };
 
 /** Parses the snapshot file: NONCE \0 PWD \0 NAME=VALUE \0 ... (pure; exported for tests). */
 export function parseSnapshot(data: Buffer, nonce: string): Snapshot | undefined {
@@ -29,6 +52,8 @@ export class ShellChannel {
   private rsp: Socket | undefined;
   private inbuf = '';
   private waiting = new Map<string, (line: string) => void>();
+  /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
+  mode: ApproveMode = 'unknown';
   private closed = false;
   /** Called once when the shell's side is gone (EOF or error on the channel). */
   onclose?: () => void;
@@ -66,6 +91,10 @@ export class ShellChannel {
     while ((nl = this.inbuf.indexOf('\n')) >= 0) {
       const line = this.inbuf.slice(0, nl);
       this.inbuf = this.inbuf.slice(nl + 1);
+      if (line === 'M ask' || line === 'M auto') {
+        this.mode = line === 'M ask' ? 'ask' : 'auto';
+        continue;
+      }
       const nonce = line.split(' ')[1] ?? '';
       const resolve = this.waiting.get(nonce);
       if (resolve) {
@@ -118,27 +147,69 @@ export class ShellChannel {
   }
 
   /**
-   * Asks whether the editor is idle and empty; on yes, reads the snapshot the shell wrote.
-   * A reply after `timeoutMs` is recognised as late and ignored.
+   * Asks whether the editor is idle and empty; on yes, reads the snapshot the shell wrote. In ask
+   * mode the shell says so at once (A) and the wait becomes the person's: up to the timeout the
+   * shell names plus a margin. A reply after a wait ends is recognised as late and ignored, and the
+   * shell is told to drop the question (W), so a stale question is never shown.
    */
-  async ask(timeoutMs: number): Promise<AskResult> {
+  async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
     if (this.closed) return { ok: false, reason: 'closed' };
+    if (opts.signal?.aborted) return { ok: false, reason: 'withdrawn' };
     const nonce = freshId();
-    const line = await new Promise<string>((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(nonce);
-        resolve('');
-      }, timeoutMs);
-      this.waiting.set(nonce, (l) => {
+    let asking: number | undefined;
+    const result = await new Promise<AskResult | { k: Approval }>((resolve) => {
+      let timer: NodeJS.Timeout;
+      const done = (r: AskResult | { k: Approval }, withdraw: boolean): void => {
         clearTimeout(timer);
-        resolve(l);
-      });
+        opts.signal?.removeEventListener('abort', onAbort);
+        this.waiting.delete(nonce);
+        if (withdraw) this.write(`W ${nonce}`);
+        resolve(r);
+      };
+      const expire = (ms: number): void => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () =>
+            done(
+              this.closed
+                ? { ok: false, reason: 'closed' }
+                : asking !== undefined
+                  ? { ok: false, reason: 'approval_timeout', timeoutS: asking }
+                  : { ok: false, reason: 'timeout' },
+              true,
+            ),
+          ms,
+        );
+      };
+      const onAbort = (): void => done({ ok: false, reason: 'withdrawn' }, true);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const onLine = (line: string): void => {
+        if (line === '') return done({ ok: false, reason: 'closed' }, false);
+        const [kind, , arg, extra] = line.split(' ');
+        if (asking === undefined && kind === 'A' && opts.run && extra === undefined && /^[0-9]{1,5}$/.test(arg ?? '')) {
+          // The shell asks the person: keep waiting (for them now), and send what they are to see.
+          asking = Math.min(Math.max(Number(arg), 1), MAX_APPROVAL_S);
+          this.waiting.set(nonce, onLine);
+          expire(asking * 1000 + APPROVAL_MARGIN_MS);
+          opts.onAwaiting?.();
+          this.write(`P ${nonce} ${previewFields(opts.run)}`);
+          return;
+        }
+        if (kind === 'B' && asking === undefined) return done({ ok: false, reason: arg ?? 'unknown' }, false);
+        if (kind === 'D' && asking !== undefined && (arg === 'denied' || arg === 'approval_timeout'))
+          return done({ ok: false, reason: arg, timeoutS: asking }, false);
+        // Before a question a bare K; after one, K with the person's answer, never the other way round.
+        if (kind === 'K' && extra === undefined) {
+          const approval = asking === undefined ? (arg === undefined ? 'auto' : undefined) : APPROVALS[arg ?? ''];
+          if (approval) return done({ k: approval }, false);
+        }
+        done({ ok: false, reason: 'protocol' }, true);
+      };
+      this.waiting.set(nonce, onLine);
+      expire(timeoutMs);
       this.write(`Q ${nonce}`);
     });
-    if (line === '') return { ok: false, reason: this.closed ? 'closed' : 'timeout' };
-    const [kind, , reason] = line.split(' ');
-    if (kind === 'B') return { ok: false, reason: reason ?? 'unknown' };
-    if (kind !== 'K') return { ok: false, reason: 'protocol' };
+    if (!('k' in result)) return result;
     let data: Buffer;
     try {
       const fd = openSync(this.base + CHANNEL.snapshot, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -151,7 +222,7 @@ export class ShellChannel {
       return { ok: false, reason: 'snapshot_failed' };
     }
     const snapshot = parseSnapshot(data, nonce);
-    return snapshot ? { ok: true, snapshot } : { ok: false, reason: 'snapshot_failed' };
+    return snapshot ? { ok: true, snapshot, approval: result.k } : { ok: false, reason: 'snapshot_failed' };
   }
 
   close(): void {

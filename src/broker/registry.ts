@@ -18,7 +18,9 @@ export interface PaneListing {
   cwd: string | null;
   shell_pid: number;
   helper_pid: number;
-  state: 'idle' | 'busy' | 'running';
+  state: 'idle' | 'busy' | 'running' | 'awaiting_approval';
+  /** TMUX_RUN_APPROVE as of the shell's last prompt. */
+  mode: 'ask' | 'auto' | 'unknown';
   queued: number;
   enrolled_at: string;
   tmux_socket: string;
@@ -151,6 +153,7 @@ export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}
       shell_pid: rec.shell_pid,
       helper_pid: rec.helper_pid,
       state: pong.state,
+      mode: pong.mode,
       queued: pong.queued,
       enrolled_at: rec.enrolled_at,
       tmux_socket: rec.tmux_socket,

@@ -24,7 +24,7 @@ export interface RunArgs {
 }
 
 export interface Progress {
-  phase: 'queued' | 'running';
+  phase: 'queued' | 'awaiting_approval' | 'running';
   elapsed_ms: number;
   stdout_bytes: number;
   stderr_bytes: number;

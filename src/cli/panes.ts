@@ -6,7 +6,12 @@ import { existingRegistryDir } from './registry-dir.js';
 import { shellQuote, snippetPath } from '../os/package-root.js';
 import type { Command } from './command.js';
 
-const STATE_COLOR: Record<PaneListing['state'], Color> = { idle: 'green', busy: 'yellow', running: 'cyan' };
+const STATE_COLOR: Record<PaneListing['state'], Color> = {
+  idle: 'green',
+  busy: 'yellow',
+  running: 'cyan',
+  awaiting_approval: 'bold',
+};
 
 /** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */
 export async function livePanes(env: NodeJS.ProcessEnv): Promise<PaneListing[]> {
@@ -36,7 +41,9 @@ Options:
       io.out(`No panes are enrolled. To enroll one, run this in its zsh:\n  source ${shellQuote(snippetPath())}\n`);
       return 0;
     }
-    const rows: Cell[][] = [['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'SHELL PID', 'CWD', 'ENROLLED']];
+    const rows: Cell[][] = [
+      ['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'MODE', 'SHELL PID', 'CWD', 'ENROLLED'],
+    ];
     for (const p of list) {
       rows.push([
         p.pane_id,
@@ -44,6 +51,7 @@ Options:
         p.session,
         `${p.window}:${p.window_name}`,
         { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
+        p.mode === 'unknown' ? '?' : p.mode,
         String(p.shell_pid),
         p.cwd ?? '?',
         p.enrolled_at.replace(/\.\d+Z$/, 'Z'),

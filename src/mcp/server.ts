@@ -66,7 +66,9 @@ export function createServer(o: ServerOptions): McpServer {
                       message:
                         p.phase === 'queued'
                           ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
-                          : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
+                          : p.phase === 'awaiting_approval'
+                            ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
+                            : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
                     },
                   })
                   .catch(() => {});

@@ -22,6 +22,8 @@ export const ERROR_CODES = [
   'bad_request',
   'spawn_failed',
   'internal_error',
+  'denied',
+  'approval_timeout',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -21,17 +21,19 @@ export type Reply =
       type: 'pong';
       pid: number;
       shell_pid: number;
-      state: 'idle' | 'busy' | 'running';
+      state: 'idle' | 'busy' | 'running' | 'awaiting_approval';
       cwd: string | null;
       queued: number;
       generation: string;
+      /** TMUX_RUN_APPROVE as of the shell's last prompt (`unknown` before its first one). */
+      mode: 'ask' | 'auto' | 'unknown';
     }
   | { type: 'queued'; run_id: string; position: number }
   | { type: 'started'; run_id: string; pgid: number }
   | {
       type: 'progress';
       run_id: string;
-      phase: 'queued' | 'running';
+      phase: 'queued' | 'awaiting_approval' | 'running';
       elapsed_ms: number;
       stdout_bytes: number;
       stderr_bytes: number;

@@ -164,6 +164,7 @@ describe('revoke: choosing the enrollment', () => {
     shell_pid: 1,
     helper_pid: 2,
     state: 'idle',
+    mode: 'auto',
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
     tmux_socket: socket,

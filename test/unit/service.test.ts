@@ -73,12 +73,17 @@ function runMessage(script: string, b: Binding = bindingFor(script), key: Buffer
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tmux-run-unit-'));
-  askAnswer = { ok: true, snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin', GREETING: 'hi' } } };
+  askAnswer = { ok: true, snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin', GREETING: 'hi' } }, approval: 'auto' };
   notices = [];
   service = new HelperService({
     record,
     secret,
-    shell: { ask: () => Promise.resolve(askAnswer), notify: (t: string) => notices.push(t), revoked: () => {} },
+    shell: {
+      ask: () => Promise.resolve(askAnswer),
+      notify: (t: string) => notices.push(t),
+      revoked: () => {},
+      mode: 'auto',
+    },
     audit: new AuditLog(join(dir, 'state', 'audit.jsonl')),
     onRevoke: () => {},
     alive: () => true,

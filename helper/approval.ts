@@ -1,0 +1,42 @@
+// Ask mode's details for the person: what the shell shows before it asks for y, n or a.
+import { visibleLine } from '../src/protocol/escape.js';
+
+/** Script lines shown in the question. */
+export const PREVIEW_LINES = 5;
+/** Characters kept of each shown line, after escaping (the shell then cuts to its width). */
+export const PREVIEW_CHARS = 200;
+/** The separator between preview lines on the channel: a control character, so escaped text never holds it. */
+export const PREVIEW_SEPARATOR = '\x1f';
+/** The longest wait for the person the shell may ask for (TMUX_RUN_APPROVE_TIMEOUT), in seconds. */
+export const MAX_APPROVAL_S = 86400;
+/** How much longer than the person's timeout the helper waits for the shell's answer. */
+export const APPROVAL_MARGIN_MS = 5000;
+
+/** A run as the person is asked about it. */
+export interface RunDetails {
+  runId: string;
+  digest: string;
+  script: string;
+}
+
+/** One shown line: escaped so that nothing in it acts on the terminal or hides, then cut. */
+function previewLine(line: string): string {
+  let out = '';
+  for (const ch of line) {
+    const shown = visibleLine(ch);
+    if (out.length + shown.length > PREVIEW_CHARS) return `${out}...`;
+    out += shown;
+  }
+  return out;
+}
+
+/**
+ * The body of the `P` line the helper sends once the shell is asking: `RUNID DIGEST BYTES LINES
+ * PREVIEW`, where PREVIEW is the first lines of the script, escaped, joined by PREVIEW_SEPARATOR.
+ */
+export function previewFields(d: RunDetails): string {
+  const lines = d.script.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const shown = lines.slice(0, PREVIEW_LINES).map(previewLine).join(PREVIEW_SEPARATOR);
+  return `${d.runId} ${d.digest} ${Buffer.byteLength(d.script, 'utf8')} ${lines.length} ${shown}`;
+}

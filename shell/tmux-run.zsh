@@ -8,6 +8,10 @@
 # and for the current directory and exported environment. Set TMUX_RUN_NOTIFY=off to hide the
 # notices drawn when a run starts and ends.
 #
+# Set TMUX_RUN_APPROVE=ask (a shell parameter, read at each run) to be asked before each run:
+# y runs it, a runs it and stops asking for that exact script while this pane stays enrolled,
+# any other key refuses; no key within TMUX_RUN_APPROVE_TIMEOUT seconds (default 120) refuses.
+#
 # Sourcing defines only names that start with tmux_run_ or _tmux_run_, adds one function to
 # precmd_functions while enrolled, and changes none of the shell's options.
 
@@ -61,8 +65,9 @@ _tmux_run_enroll() {
   zmodload -F zsh/stat b:zstat 2>/dev/null
   zmodload -F zsh/files b:zf_mkdir b:zf_rm 2>/dev/null
   zmodload -F zsh/zselect b:zselect 2>/dev/null
-  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} || ! ${+builtins[zselect]} )); then
-    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat, zsh/files and zsh/zselect are needed"
+  zmodload -F zsh/datetime p:EPOCHREALTIME 2>/dev/null
+  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} || ! ${+builtins[zselect]} || ! ${+EPOCHREALTIME} )); then
+    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat, zsh/files, zsh/zselect and zsh/datetime are needed"
     return 1
   fi
 
@@ -183,6 +188,10 @@ _tmux_run_enroll() {
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
   typeset -g _tmux_run_base=$base _tmux_run_generation=$generation _tmux_run_inbuf=
   typeset -g _tmux_run_enrollment=$enrollment
+  # Ask mode: the digests the person answered `a` for (private, never exported), the question
+  # being asked (its nonce), and the mode last reported to the helper.
+  typeset -gA _tmux_run_always=()
+  typeset -g _tmux_run_asking= _tmux_run_mode_sent=
   zle -N _tmux_run_on_request
   zle -F -w $req _tmux_run_on_request
   precmd_functions+=(_tmux_run_precmd)
@@ -230,8 +239,10 @@ _tmux_run_stop() {
 }
 
 # _tmux_run_on_request: the zle -F widget; reads the helper's lines and answers each.
-# Q NONCE: answer K NONCE after writing cwd and exported environment, or B NONCE REASON.
-# N TEXT: draw a notice with zle -M. X: the enrollment was revoked.
+# Q NONCE: answer K NONCE after writing cwd and exported environment, or B NONCE REASON; in ask
+# mode, ask the person first (_tmux_run_approve). N TEXT: draw a notice with zle -M. X: the
+# enrollment was revoked. While a question is up, zle calls this widget again from inside the
+# question's `read -k`: it then only collects the lines, and the question reads what is its own.
 _tmux_run_on_request() {
   emulate -L zsh
   local chunk line
@@ -242,6 +253,7 @@ _tmux_run_on_request() {
     return 0
   fi
   _tmux_run_inbuf+=$chunk
+  [[ -n $_tmux_run_asking ]] && return 0
   while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
     line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
     case $line in
@@ -256,8 +268,8 @@ _tmux_run_on_request() {
   return 0
 }
 
-# _tmux_run_answer NONCE: tells the helper whether the editor is idle and empty; if so,
-# writes NONCE, PWD and the exported environment (NUL-separated) to the snapshot file first.
+# _tmux_run_answer NONCE: tells the helper whether the editor is idle and empty; if so, and the
+# shell does not ask (TMUX_RUN_APPROVE unset, empty or auto), writes the snapshot and answers K.
 _tmux_run_answer() {
   local nonce=$1 reason=
   if [[ -n $BUFFER || -n $PREBUFFER ]]; then reason=editor_not_empty
@@ -268,6 +280,18 @@ _tmux_run_answer() {
     print -rn -u $_tmux_run_rsp_fd -- "B $nonce $reason"$'\n'
     return 0
   fi
+  if [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]]; then
+    _tmux_run_approve $nonce
+  elif _tmux_run_snapshot $nonce; then
+    print -rn -u $_tmux_run_rsp_fd -- "K $nonce"$'\n'
+  else
+    print -rn -u $_tmux_run_rsp_fd -- "B $nonce snapshot_failed"$'\n'
+  fi
+}
+
+# _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated) to
+# the snapshot file the helper reads; returns 1 when the file cannot be made.
+_tmux_run_snapshot() {
   local -a kv
   local n fd
   for n in ${(k)parameters[(R)*export*]}; do
@@ -276,20 +300,169 @@ _tmux_run_answer() {
   # A new file each time: truncating the last one in place costs ext4 about 0.2 ms a run,
   # removing it a tenth of that. (Anything but a plain file there still fails the open.)
   [[ -f $_tmux_run_base.env && ! -L $_tmux_run_base.env ]] && zf_rm -f -- $_tmux_run_base.env 2>/dev/null
-  if ! sysopen -w -o cloexec,creat,excl,nofollow -m 600 -u fd -- $_tmux_run_base.env 2>/dev/null; then
-    print -rn -u $_tmux_run_rsp_fd -- "B $nonce snapshot_failed"$'\n'
+  sysopen -w -o cloexec,creat,excl,nofollow -m 600 -u fd -- $_tmux_run_base.env 2>/dev/null || return 1
+  print -rn -u $fd -- "$1"$'\0'"$PWD"$'\0'"${(pj:\0:)kv}"
+  exec {fd}>&-
+  return 0
+}
+
+# _tmux_run_take PREFIX: takes the first whole line starting with PREFIX out of the lines read
+# from the helper; sets REPLY to it. Returns 1 when there is none (yet).
+_tmux_run_take() {
+  emulate -L zsh
+  local buf=$'\n'$_tmux_run_inbuf
+  [[ $buf == *$'\n'$1* ]] || return 1
+  local head=${buf%%$'\n'$1*} rest=${buf#*$'\n'$1}
+  [[ $rest == *$'\n'* ]] || return 1
+  REPLY=$1${rest%%$'\n'*}
+  rest=${rest#*$'\n'}
+  head=${head#$'\n'}
+  _tmux_run_inbuf=${head:+$head$'\n'}$rest
+  return 0
+}
+
+# _tmux_run_fit TEXT: TEXT cut to the terminal's width (less one column), in REPLY.
+_tmux_run_fit() {
+  emulate -L zsh
+  local s=$1
+  integer w=$(( ${COLUMNS:-80} > 20 ? ${COLUMNS:-80} - 1 : 19 ))
+  if (( ${(m)#s} > w )); then
+    s=${s[1,w]}
+    while (( ${#s} > 0 && ${(m)#s} > w - 3 )); do s=${s[1,-2]}; done
+    s+=...
+  fi
+  REPLY=$s
+}
+
+# _tmux_run_approve NONCE: ask mode. Tells the helper at once that the person is asked (so the
+# wait is theirs, not a busy editor's), receives the run's details, shows them with zle and reads
+# one key: y runs, a runs and remembers the digest, anything else refuses; no key within
+# TMUX_RUN_APPROVE_TIMEOUT seconds refuses; a W from the helper (the run was cancelled) withdraws
+# the question. Keys typed just before the question are kept and given back to the editor after.
+_tmux_run_approve() {
+  emulate -L zsh
+  setopt local_options extended_glob
+  local nonce=$1 limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} note= REPLY chunk
+  if [[ $limit != <1-86400> ]]; then
+    note="(TMUX_RUN_APPROVE_TIMEOUT=${(V)${TMUX_RUN_APPROVE_TIMEOUT[1,20]}} is not a whole number of seconds from 1 to 86400; using 120)"
+    limit=120
+  fi
+  limit=$(( 10#$limit ))
+  # The helper gave up on this question already (the answer came too late): drop it.
+  _tmux_run_take "W $nonce" && return 0
+  print -rn -u $_tmux_run_rsp_fd -- "A $nonce $limit"$'\n'
+  local -F wait_end=$(( EPOCHREALTIME + 2 ))
+  until _tmux_run_take "P $nonce "; do
+    _tmux_run_withdrawn $nonce && return 0
+    (( EPOCHREALTIME < wait_end )) || return 0
+    sysread -t 0.05 -i $_tmux_run_req_fd chunk 2>/dev/null && _tmux_run_inbuf+=$chunk
+  done
+  local rest=${REPLY#P $nonce }
+  local run=${rest%% *}; rest=${rest#* }
+  local digest=${rest%% *}; rest=${rest#* }
+  local bytes=${rest%% *}; rest=${rest#* }
+  local nlines=${rest%% *}; rest=${rest#* }
+  if [[ $run != [0-9a-f](#c32) || $digest != [0-9a-f](#c64) || $bytes != <-> || $nlines != <-> ]]; then
+    print -rn -u $_tmux_run_rsp_fd -- "B $nonce bad_details"$'\n'
     return 0
   fi
-  print -rn -u $fd -- "$nonce"$'\0'"$PWD"$'\0'"${(pj:\0:)kv}"
-  exec {fd}>&-
-  print -rn -u $_tmux_run_rsp_fd -- "K $nonce"$'\n'
+  local notify=1 msg= answer=
+  [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] && notify=
+  if (( ${+_tmux_run_always[$digest]} )); then
+    if _tmux_run_snapshot $nonce; then
+      print -rn -u $_tmux_run_rsp_fd -- "K $nonce always"$'\n'
+      [[ -n $notify ]] && zle -M -- "tmux-run: run ${run[1,8]} approved without asking (you chose [a]lways for script sha256 ${digest[1,12]})"
+    else
+      print -rn -u $_tmux_run_rsp_fd -- "B $nonce snapshot_failed"$'\n'
+    fi
+    return 0
+  fi
+
+  # The question: what runs (escaped by the helper; anything odd left is shown as ?), cut to width.
+  local sep=$'\x1f' l key c typed=
+  local -a text shown
+  integer more
+  shown=( "${(@ps:$sep:)rest}" )
+  _tmux_run_fit "tmux-run: an agent asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
+  _tmux_run_fit "  run ${run[1,8]}  sha256 ${digest[1,12]}  $bytes bytes, $nlines line${${nlines:#1}:+s}:"; text+=( $REPLY )
+  for l in "${shown[@]}"; do
+    _tmux_run_fit "  | ${l//[[:cntrl:]]/?}"; text+=( $REPLY )
+  done
+  more=$(( nlines - $#shown ))
+  (( more > 0 )) && { _tmux_run_fit "  ($more more line${${more:#1}:+s} not shown)"; text+=( $REPLY ) }
+  [[ -n $note ]] && { _tmux_run_fit "  $note"; text+=( $REPLY ) }
+  _tmux_run_fit "Run it? [y]es / [n]o / [a]lways for this script (no answer in $limit s: no)"; text+=( $REPLY )
+
+  # Keys that arrived before the question are not answers: keep them for the editor.
+  while (( $#typed < 4096 )) && read -k 1 -t 0 c; do typed+=$c; done
+  _tmux_run_asking=$nonce
+  {
+    zle -M -- "${(pj:\n:)text}"
+    zle -R
+    local -F end=$(( EPOCHREALTIME + limit ))
+    while :; do
+      if read -k 1 -t 0.1 key; then answer=key; break; fi
+      if _tmux_run_withdrawn $nonce; then answer=withdrawn; break; fi
+      if (( EPOCHREALTIME >= end )); then answer=timeout; break; fi
+    done
+    # An escape sequence (arrow keys, function keys) is one answer: drop the rest of it.
+    if [[ $key == $'\e' ]]; then
+      while read -k 1 -t 0 c; do :; done
+    fi
+  } always {
+    _tmux_run_asking=
+  }
+  if [[ $answer == withdrawn ]]; then
+    msg="tmux-run: run ${run[1,8]} was cancelled while you were asked; nothing was run"
+  elif [[ $answer == key && ( $key == y || $key == a ) ]]; then
+    if _tmux_run_snapshot $nonce; then
+      print -rn -u $_tmux_run_rsp_fd -- "K $nonce $key"$'\n'
+      msg="tmux-run: run ${run[1,8]} approved"
+      if [[ $key == a ]]; then
+        _tmux_run_always[$digest]=1
+        msg+="; script sha256 ${digest[1,12]} runs without asking while this pane stays enrolled"
+      fi
+    else
+      print -rn -u $_tmux_run_rsp_fd -- "B $nonce snapshot_failed"$'\n'
+      msg="tmux-run: run ${run[1,8]} could not start (the shell's state could not be written)"
+    fi
+  elif [[ $answer == timeout ]]; then
+    print -rn -u $_tmux_run_rsp_fd -- "D $nonce approval_timeout"$'\n'
+    msg="tmux-run: run ${run[1,8]} refused: no answer within $limit s; nothing was run"
+  else
+    print -rn -u $_tmux_run_rsp_fd -- "D $nonce denied"$'\n'
+    msg="tmux-run: run ${run[1,8]} refused; nothing was run"
+  fi
+  zle -M -- "${notify:+$msg}"
+  [[ -n $typed ]] && zle -U -- "$typed"
+  return 0
+}
+
+# _tmux_run_withdrawn NONCE: true once the helper has withdrawn the question (the run was
+# cancelled, or the helper ended); reads what the helper wrote without waiting.
+_tmux_run_withdrawn() {
+  emulate -L zsh
+  local chunk
+  sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null && _tmux_run_inbuf+=$chunk
+  _tmux_run_take "W $1" && return 0
+  kill -0 $_tmux_run_helper_pid 2>/dev/null || return 0
+  return 1
 }
 
 # _tmux_run_precmd: at each prompt, notices a helper that is gone and says so.
 _tmux_run_precmd() {
   emulate -L zsh
   [[ -n $_tmux_run_helper_pid ]] || return 0
-  kill -0 $_tmux_run_helper_pid 2>/dev/null && return 0
+  if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
+    # The helper shows the mode in listings; the shell itself decides at each run.
+    local mode=auto
+    [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]] && mode=ask
+    if [[ $mode != $_tmux_run_mode_sent ]]; then
+      print -rn -u $_tmux_run_rsp_fd -- "M $mode"$'\n'
+      _tmux_run_mode_sent=$mode
+    fi
+    return 0
+  fi
   print -ru2 -- "tmux-run: the helper for pane $TMUX_PANE exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
   _tmux_run_teardown
 }
@@ -313,7 +486,7 @@ _tmux_run_teardown() {
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
   zle -D _tmux_run_on_request 2>/dev/null
   unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
-  unset _tmux_run_inbuf _tmux_run_enrollment
+  unset _tmux_run_inbuf _tmux_run_enrollment _tmux_run_always _tmux_run_asking _tmux_run_mode_sent
   return 0
 }
 

@@ -1,0 +1,94 @@
+// Shared steps for the ask-mode suites: a real tmux server, an enrolled zsh pane whose person
+// (the test) sets TMUX_RUN_APPROVE and answers questions with send-keys, and a spawned broker.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+import { readRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
+import { callRun, listedPanes, type RunCall } from '../support/mcp.js';
+import { uniqueToken, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+
+/** The last line of every question. */
+export const QUESTION = '[y]es / [n]o / [a]lways';
+
+/** Presses one key in the pane as the person would (a key name such as `y`, `Escape`). */
+export async function press(pane: Pane, key: string): Promise<void> {
+  await pane.server.tmux(['send-keys', '-t', pane.id, key]);
+}
+
+/** Waits until the pane shows a question and returns the screen. */
+export function questionShown(pane: Pane): Promise<string> {
+  return pane.waitFor((s) => s.includes(QUESTION));
+}
+
+/**
+ * Checks that the screen holds nothing tmux-run drew for the question: no question text left
+ * anywhere, the cursor right after an empty prompt on the last line.
+ */
+export async function assertScreenClean(pane: Pane): Promise<string> {
+  const screen = await pane.waitFor((s) => !s.includes(QUESTION) && !s.includes('asks to run a script'));
+  await pane.waitForPrompt();
+  const lines = (await pane.capture()).split('\n');
+  expect(lines[lines.length - 1]).toBe(pane.prompt.trimEnd());
+  return screen;
+}
+
+/** A script that proves it ran by creating a fresh file under the server's home. */
+export function markerScript(server: TmuxServer, label = 'ran'): { script: string; marker: string } {
+  const marker = join(server.home, `${label}-${uniqueToken()}`);
+  return { script: `echo ${label}; touch '${marker}'`, marker };
+}
+
+/** The audit trail as parsed objects. */
+export function auditOf(server: TmuxServer): Array<Record<string, unknown>> {
+  const path = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The audit entries of one run. */
+export const auditOfRun = (server: TmuxServer, runId: string): Array<Record<string, unknown>> =>
+  auditOf(server).filter((e) => e.run_id === runId);
+
+/** The enrollment record the pane's helper published. */
+export function recordOfPane(server: TmuxServer, listing: PaneListing): EnrollmentRecord {
+  return readRecord(join(server.registryDir, `${listing.enrollment_generation}.json`));
+}
+
+/** Types a one-line command at the pane's idle prompt and waits for the next prompt. */
+export async function typed(pane: Pane, cmd: string): Promise<string> {
+  return pane.run(cmd);
+}
+
+/** The pane as tmux_enrolled_panes lists it now. */
+export async function listingNow(client: Client, pane: Pane): Promise<PaneListing> {
+  return waitUntil(async () => (await listedPanes(client)).find((p) => p.pane_id === pane.id));
+}
+
+/** Waits until tmux_enrolled_panes shows the pane with `pred` true. */
+export function listedWhen(client: Client, pane: Pane, pred: (p: PaneListing) => boolean): Promise<PaneListing> {
+  return waitUntil(async () => {
+    const p = (await listedPanes(client)).find((x) => x.pane_id === pane.id);
+    return p && pred(p) ? p : undefined;
+  });
+}
+
+/** Asserts a refusal made by the person's step: observed, nothing run, authorization reported. */
+export function expectRefused(r: RunCall, code: 'denied' | 'approval_timeout'): void {
+  expect(r.isError, JSON.stringify(r.structured)).toBe(true);
+  const e = r.structured.error as Record<string, any>;
+  expect(e.code).toBe(code);
+  expect(e.delivery).toBe('observed');
+  expect(e.effects.state).toBe('none');
+  expect(e.effects.authorization.state).toBe('authorized');
+  expect(e.message).toMatch(/nothing was run/);
+}
+
+export { callRun };
+export type { CallToolResult, RunCall };

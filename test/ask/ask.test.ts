@@ -5,8 +5,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
 import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { CLI_BIN } from '../support/mcp.js';
-import { execFile } from 'node:child_process';
+import { cli } from '../cli/support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
   QUESTION,
@@ -204,11 +203,7 @@ describe('ask mode: the person approves each run in their pane', () => {
     await assertScreenClean(pane);
 
     // The CLI shows the mode too.
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [CLI_BIN, 'panes'], { env: { ...server.env, NO_COLOR: '1' } }, (e, stdout) =>
-        e ? reject(e) : resolve(stdout),
-      ),
-    );
+    const { stdout: out } = await cli(['panes'], { ...server.env, NO_COLOR: '1' });
     expect(out.split('\n')[0]).toMatch(/\bSTATE\s+MODE\b/);
     expect(out).toMatch(new RegExp(`^${pane.id}\\s.*\\sidle\\s+ask\\s`, 'm'));
   });

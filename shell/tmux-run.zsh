@@ -65,9 +65,8 @@ _tmux_run_enroll() {
   zmodload -F zsh/stat b:zstat 2>/dev/null
   zmodload -F zsh/files b:zf_mkdir b:zf_rm 2>/dev/null
   zmodload -F zsh/zselect b:zselect 2>/dev/null
-  zmodload -F zsh/datetime p:EPOCHREALTIME 2>/dev/null
-  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} || ! ${+builtins[zselect]} || ! ${+EPOCHREALTIME} )); then
-    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat, zsh/files, zsh/zselect and zsh/datetime are needed"
+  if (( ! ${+builtins[sysopen]} || ! ${+builtins[zstat]} || ! ${+builtins[zf_rm]} || ! ${+builtins[zselect]} )); then
+    print -ru2 -- "tmux-run: not enrolled: zsh modules zsh/system, zsh/stat, zsh/files and zsh/zselect are needed"
     return 1
   fi
 
@@ -351,10 +350,11 @@ _tmux_run_approve() {
   # The helper gave up on this question already (the answer came too late): drop it.
   _tmux_run_take "W $nonce" && return 0
   print -rn -u $_tmux_run_rsp_fd -- "A $nonce $limit"$'\n'
-  local -F wait_end=$(( EPOCHREALTIME + 2 ))
+  # The time in seconds with milliseconds, without a fork or a module (which would add names).
+  local -F wait_end=$(( ${(%):-"%D{%s.%.}"} + 2 ))
   until _tmux_run_take "P $nonce "; do
     _tmux_run_withdrawn $nonce && return 0
-    (( EPOCHREALTIME < wait_end )) || return 0
+    (( ${(%):-"%D{%s.%.}"} < wait_end )) || return 0
     sysread -t 0.05 -i $_tmux_run_req_fd chunk 2>/dev/null && _tmux_run_inbuf+=$chunk
   done
   local rest=${REPLY#P $nonce }
@@ -399,11 +399,11 @@ _tmux_run_approve() {
   {
     zle -M -- "${(pj:\n:)text}"
     zle -R
-    local -F end=$(( EPOCHREALTIME + limit ))
+    local -F end=$(( ${(%):-"%D{%s.%.}"} + limit ))
     while :; do
       if read -k 1 -t 0.1 key; then answer=key; break; fi
       if _tmux_run_withdrawn $nonce; then answer=withdrawn; break; fi
-      if (( EPOCHREALTIME >= end )); then answer=timeout; break; fi
+      if (( ${(%):-"%D{%s.%.}"} >= end )); then answer=timeout; break; fi
     done
     # An escape sequence (arrow keys, function keys) is one answer: drop the rest of it.
     if [[ $key == $'\e' ]]; then

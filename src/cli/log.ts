@@ -80,7 +80,12 @@ export function logRow(e: AuditObject): Cell[] {
     text(e.event),
     {
       text: outcome,
-      color: outcome === 'exited' || outcome === 'started' ? 'green' : outcome === '-' ? undefined : 'yellow',
+      color:
+        outcome === 'exited' || outcome === 'started' || outcome === 'approved'
+          ? 'green'
+          : outcome === '-'
+            ? undefined
+            : 'yellow',
     },
     status,
     out === undefined && err === undefined ? '-' : `${out ?? '-'}/${err ?? '-'}`,

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
-import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
+import { SNIPPET, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
 import { cli } from '../cli/support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
@@ -232,6 +232,23 @@ describe('ask mode: the person approves each run in their pane', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('[a]lways lasts for the enrollment only: enrolled again, the same script is asked again', async () => {
+    const script = `echo remembered-${Date.now()}`;
+    const first = callRun(mcp.client, listing, script);
+    await questionShown(pane);
+    await press(pane, 'a');
+    expect((await first).isError).toBe(false);
+    expect((await callRun(mcp.client, listing, script)).isError).toBe(false);
+    await typed(pane, 'tmux_run_unenroll');
+    await typed(pane, `source ${SNIPPET}`);
+    listing = await listedWhen(mcp.client, pane, (p) => p.generation !== listing.generation);
+    const again = callRun(mcp.client, listing, script);
+    await questionShown(pane);
+    await press(pane, 'n');
+    expectRefused(await again, 'denied');
+    await assertScreenClean(pane);
   });
 });
 

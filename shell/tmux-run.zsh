@@ -340,7 +340,7 @@ _tmux_run_fit() {
 # the question. Keys typed just before the question are kept and given back to the editor after.
 _tmux_run_approve() {
   emulate -L zsh
-  setopt local_options extended_glob
+  setopt local_options local_traps extended_glob
   local nonce=$1 limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} note= REPLY chunk
   if [[ $limit != <1-86400> ]]; then
     note="(TMUX_RUN_APPROVE_TIMEOUT=${(V)${TMUX_RUN_APPROVE_TIMEOUT[1,20]}} is not a whole number of seconds from 1 to 86400; using 120)"
@@ -396,12 +396,15 @@ _tmux_run_approve() {
   # Keys that arrived before the question are not answers: keep them for the editor.
   while (( $#typed < 4096 )) && read -k 1 -t 0 c; do typed+=$c; done
   _tmux_run_asking=$nonce
+  # ^C is an answer too (no): without the trap it would abort this widget with no answer given.
+  trap 'answer=interrupt' INT
   {
     zle -M -- "${(pj:\n:)text}"
     zle -R
     local -F end=$(( ${(%):-"%D{%s.%.}"} + limit ))
     while :; do
       if read -k 1 -t 0.1 key; then answer=key; break; fi
+      [[ $answer == interrupt ]] && break
       if _tmux_run_withdrawn $nonce; then answer=withdrawn; break; fi
       if (( ${(%):-"%D{%s.%.}"} >= end )); then answer=timeout; break; fi
     done

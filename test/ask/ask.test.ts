@@ -87,7 +87,7 @@ describe('ask mode: the person approves each run in their pane', () => {
   });
 
   it('n, Escape and any other key refuse with denied; nothing runs', async () => {
-    for (const key of ['n', 'Escape', 'x', 'Up', 'Y']) {
+    for (const key of ['C-c', 'n', 'Escape', 'x', 'Up', 'Y']) {
       const { script, marker } = markerScript(server, 'denied');
       const call = callRun(mcp.client, listing, script);
       await questionShown(pane);

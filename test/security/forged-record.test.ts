@@ -157,6 +157,7 @@ describe('forged enrollment records', () => {
               cwd: '/',
               queued: 0,
               generation: rec.generation,
+              mode: 'auto',
             });
           }
         };

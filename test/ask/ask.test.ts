@@ -2,15 +2,19 @@
 // broker's runs show up as questions drawn by zle, and the test answers with send-keys as the
 // person would (the product never types). Every case ends with a clean screen.
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
-import { SNIPPET, enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { cli } from '../cli/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { auditOf } from '../support/audit.js';
+import { runCli } from '../support/cli.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { useServer } from '../support/lifecycle.js';
+import type { McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import { SNIPPET } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
   QUESTION,
   assertScreenClean,
-  auditOfRun,
   callRun,
   expectRefused,
   listedWhen,
@@ -28,17 +32,13 @@ describe('ask mode: the person approves each run in their pane', () => {
   let pane: Pane;
   let listing: PaneListing;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ pane, listing } = await enrolledPane(server));
-    mcp = await startMcp(server);
-    await typed(pane, 'TMUX_RUN_APPROVE=ask');
-  });
+  const scope = useServer();
 
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+  beforeAll(async () => {
+    server = scope.server;
+    ({ pane, listing } = await enrolledPane(server));
+    mcp = await scope.startMcp();
+    await typed(pane, 'TMUX_RUN_APPROVE=ask');
   });
 
   it('shows the run and y runs it, however long the person thinks (not shell_busy)', async () => {
@@ -79,7 +79,7 @@ describe('ask mode: the person approves each run in their pane', () => {
       `run ${runId.slice(0, 8)}  sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)}`,
     );
     expect(phases.some((m) => /waiting for the person at the pane to approve/.test(m))).toBe(true);
-    const audit = auditOfRun(server, runId);
+    const audit = auditOf(server, runId);
     expect(audit.map((e) => e.event)).toEqual(['approved', 'start', 'end']);
     expect(audit[0]).toMatchObject({ outcome: 'approved', by: 'person' });
     expect(audit[0]).not.toHaveProperty('always');
@@ -96,7 +96,7 @@ describe('ask mode: the person approves each run in their pane', () => {
       expectRefused(r, 'denied');
       expect(existsSync(marker), key).toBe(false);
       const runId = r.structured.error.effects.authorization.run_id as string;
-      const audit = auditOfRun(server, runId);
+      const audit = auditOf(server, runId);
       expect(audit).toEqual([expect.objectContaining({ event: 'refused', outcome: 'denied', by: 'person' })]);
       // Not one byte of the key (nor of an arrow key's sequence) is left in the line editor.
       await assertScreenClean(pane);
@@ -116,7 +116,7 @@ describe('ask mode: the person approves each run in their pane', () => {
       expect(r.structured.error.message).toMatch(/did not answer within 2 s/);
       expect(existsSync(marker)).toBe(false);
       const runId = r.structured.error.effects.authorization.run_id as string;
-      expect(auditOfRun(server, runId)).toEqual([
+      expect(auditOf(server, runId)).toEqual([
         expect.objectContaining({ event: 'refused', outcome: 'approval_timeout', by: 'person' }),
       ]);
       await assertScreenClean(pane);
@@ -148,14 +148,14 @@ describe('ask mode: the person approves each run in their pane', () => {
     const r1 = await first;
     expect(r1.isError).toBe(false);
     await assertScreenClean(pane);
-    const a1 = auditOfRun(server, r1.structured.data.authorization.run_id as string);
+    const a1 = auditOf(server, r1.structured.data.authorization.run_id as string);
     expect(a1[0]).toMatchObject({ event: 'approved', by: 'person', remember: true });
 
     // The same script again: no question, no key.
     const r2 = await callRun(mcp.client, listing, script);
     expect(r2.isError).toBe(false);
     expect(r2.structured.data.stdout.data).toBe(r1.structured.data.stdout.data);
-    const a2 = auditOfRun(server, r2.structured.data.authorization.run_id as string);
+    const a2 = auditOf(server, r2.structured.data.authorization.run_id as string);
     expect(a2[0]).toMatchObject({ event: 'approved', outcome: 'approved', by: 'person', always: true });
     await assertScreenClean(pane);
 
@@ -186,7 +186,7 @@ describe('ask mode: the person approves each run in their pane', () => {
     const before = await pane.capture();
     const r1 = await callRun(mcp.client, listing, 'echo not-asked');
     expect(r1.isError).toBe(false);
-    expect(auditOfRun(server, r1.structured.data.authorization.run_id as string).map((e) => e.event)).toEqual([
+    expect(auditOf(server, r1.structured.data.authorization.run_id as string).map((e) => e.event)).toEqual([
       'start',
       'end',
     ]);
@@ -203,13 +203,13 @@ describe('ask mode: the person approves each run in their pane', () => {
     await assertScreenClean(pane);
 
     // The CLI shows the mode too.
-    const { stdout: out } = await cli(['panes'], { ...server.env, NO_COLOR: '1' });
+    const { stdout: out } = await runCli(['panes'], { ...server.env, NO_COLOR: '1' });
     expect(out.split('\n')[0]).toMatch(/\bSTATE\s+MODE\b/);
     expect(out).toMatch(new RegExp(`^${pane.id}\\s.*\\sidle\\s+ask\\s`, 'm'));
   });
 
   it('queued runs, from this broker and a second one, each wait for their own answer', async () => {
-    const other = await startMcp(server);
+    const other = await scope.startMcp();
     try {
       const a = markerScript(server, 'first');
       const b = markerScript(server, 'second');
@@ -258,16 +258,12 @@ describe('ask mode with notices on', () => {
   let pane: Pane;
   let listing: PaneListing;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ pane, listing } = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'on', TMUX_RUN_APPROVE: 'ask' } }));
-    mcp = await startMcp(server);
-  });
+  const scope = useServer();
 
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+  beforeAll(async () => {
+    server = scope.server;
+    ({ pane, listing } = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'on', TMUX_RUN_APPROVE: 'ask' } }));
+    mcp = await scope.startMcp();
   });
 
   it('says what the person decided, below an empty prompt', async () => {

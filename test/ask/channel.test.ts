@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ShellChannel, type AskOptions } from '../../helper/shell-channel.js';
 import { PREVIEW_SEPARATOR } from '../../helper/approval.js';
-import { waitUntil } from '../support/tmux.js';
+import { waitUntil } from '../support/waiting.js';
 
 let dir: string;
 let base: string;

@@ -3,23 +3,25 @@
 // nonce; messages on the helper socket. Only the person's key, read by zle, lets a run through.
 import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertNoLeftovers, startServer, type Pane, type TmuxServer } from '../support/tmux.js';
-import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { auditOf } from '../support/audit.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { useServer } from '../support/lifecycle.js';
+import type { McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
+import type { TmuxServer } from '../support/server.js';
 import { connectHelper, exchange } from '../../src/broker/helper-client.js';
 import { recordSocket } from '../../src/broker/registry.js';
 import type { Reply, Request } from '../../src/protocol/messages.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
   assertScreenClean,
-  auditOfRun,
   callRun,
   expectRefused,
   listedWhen,
   markerScript,
   press,
   questionShown,
-  recordOfPane,
 } from './support.js';
 
 const hex = (n: number): string => randomBytes(n).toString('hex');
@@ -30,16 +32,12 @@ describe('ask mode: nothing but the person answers', () => {
   let pane: Pane;
   let listing: PaneListing;
 
-  beforeAll(async () => {
-    server = await startServer();
-    ({ pane, listing } = await enrolledPane(server, { env: { TMUX_RUN_APPROVE: 'ask' } }));
-    mcp = await startMcp(server);
-  });
+  const scope = useServer();
 
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+  beforeAll(async () => {
+    server = scope.server;
+    ({ pane, listing } = await enrolledPane(server, { env: { TMUX_RUN_APPROVE: 'ask' } }));
+    mcp = await scope.startMcp();
   });
 
   it('an approved script cannot approve a later run: forged channel lines, an exported mode, a false mode report', async () => {
@@ -59,7 +57,7 @@ describe('ask mode: nothing but the person answers', () => {
     await press(pane, 'y');
     const r1 = await first;
     expect(r1.isError, JSON.stringify(r1.structured)).toBe(false);
-    expect(r1.structured.data.stdout.data).toBe(`fifo ${recordOfPane(server, listing).channel}.rsp\nforged\n`);
+    expect(r1.structured.data.stdout.data).toBe(`fifo ${recordOf(server, listing).channel}.rsp\nforged\n`);
     await assertScreenClean(pane);
 
     // The forged lines reached the helper: the listing now repeats the forged "auto" (the mode is
@@ -82,7 +80,7 @@ describe('ask mode: nothing but the person answers', () => {
     const call = callRun(mcp.client, listing, script);
     await questionShown(pane);
     await listedWhen(mcp.client, pane, (p) => p.state === 'awaiting_approval');
-    const rec = recordOfPane(server, listing);
+    const rec = recordOf(server, listing);
 
     // Another process of the same user writes answers to the shell channel (it does not know the nonce).
     const fd = openSync(`${rec.channel}.rsp`, constants.O_WRONLY | constants.O_NONBLOCK);
@@ -113,7 +111,7 @@ describe('ask mode: nothing but the person answers', () => {
     const r = await call;
     expect(r.isError).toBe(false);
     expect(existsSync(marker)).toBe(true);
-    const audit = auditOfRun(server, r.structured.data.authorization.run_id as string);
+    const audit = auditOf(server, r.structured.data.authorization.run_id as string);
     expect(audit.filter((e) => e.event === 'approved')).toEqual([
       expect.objectContaining({ outcome: 'approved', by: 'person' }),
     ]);

@@ -1,14 +1,14 @@
 // Shared steps for the ask-mode suites: a real tmux server, an enrolled zsh pane whose person
 // (the test) sets TMUX_RUN_APPROVE and answers questions with send-keys, and a spawned broker.
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { readRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
 import { callRun, listedPanes, type RunCall } from '../support/mcp.js';
-import { uniqueToken, waitUntil, type Pane, type TmuxServer } from '../support/tmux.js';
+import { uniqueToken } from '../support/markers.js';
+import type { Pane } from '../support/pane.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 
 /** The last line of every question. */
 export const QUESTION = '[y]es / [n]o / [a]lways';
@@ -41,26 +41,6 @@ export function markerScript(server: TmuxServer, label = 'ran'): { script: strin
   return { script: `echo ${label}; touch '${marker}'`, marker };
 }
 
-/** The audit trail as parsed objects. */
-export function auditOf(server: TmuxServer): Array<Record<string, unknown>> {
-  const path = join(server.env.XDG_STATE_HOME!, 'tmux-run', 'audit.jsonl');
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** The audit entries of one run. */
-export const auditOfRun = (server: TmuxServer, runId: string): Array<Record<string, unknown>> =>
-  auditOf(server).filter((e) => e.run_id === runId);
-
-/** The enrollment record the pane's helper published. */
-export function recordOfPane(server: TmuxServer, listing: PaneListing): EnrollmentRecord {
-  return readRecord(join(server.registryDir, `${listing.enrollment_generation}.json`));
-}
-
 /** Types a one-line command at the pane's idle prompt and waits for the next prompt. */
 export async function typed(pane: Pane, cmd: string): Promise<string> {
   return pane.run(cmd);
@@ -91,4 +71,3 @@ export function expectRefused(r: RunCall, code: 'denied' | 'approval_timeout'): 
 }
 
 export { callRun };
-export type { CallToolResult, RunCall };

@@ -4,7 +4,7 @@ import { chmodSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { channelFiles, checkRegistryDir, recordPath, socketPath } from '../src/enrollment/layout.js';
+import { channelFiles, checkRegistryDir, journalPath, recordPath, socketPath } from '../src/enrollment/layout.js';
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';
@@ -14,6 +14,7 @@ import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { LinkLimit } from '../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
 import { HelperService } from './service.js';
+import { RunJournal } from '../src/enrollment/run-journal.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
 class EnrollError extends Error {}
@@ -141,10 +142,13 @@ async function main(): Promise<void> {
   // eslint-disable-next-line prefer-const
   let server: Server | undefined;
   let ending = false;
+  const journal = new RunJournal(journalPath(dir, enrollment));
   const service: HelperService = new HelperService({
     record,
     secret,
     shell,
+    journal,
+    log,
     audit: new AuditLog(auditPath()),
     alive,
     onRevoke: () => end('revoked', 0),
@@ -160,6 +164,8 @@ async function main(): Promise<void> {
     else service.shutdown('the enrolled shell has exited');
     const finish = (): void => {
       channelFiles(base).forEach(removeQuietly);
+      // Every run has reported (or the wait ran out and exiting SIGKILLs what is left of it).
+      journal.remove();
       shell.close();
       process.exit(code);
     };

@@ -2,10 +2,28 @@
 // time in the shell's current state, reports each outcome exactly once, and records it.
 import { readlinkSync, statSync } from 'node:fs';
 import type { Transport } from '../src/protocol/transport.js';
-import { checkRequest, type ErrorReply, type Reply, type Request } from '../src/protocol/messages.js';
+import {
+  checkRequest,
+  type ErrorReply,
+  type HeldRunInfo,
+  type PendingReply,
+  type Reply,
+  type Request,
+  type RunState,
+} from '../src/protocol/messages.js';
+import {
+  signBinding,
+  signHeld,
+  signRevoke,
+  tokenMatches,
+  TOKEN_TTL_MS,
+  type Binding,
+  type HeldOp,
+} from '../src/protocol/token.js';
+import { uptimeTicks, type RunJournal } from '../src/enrollment/run-journal.js';
+import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns } from './held-runs.js';
 import { nothingRan, type ErrorCode } from '../src/protocol/errors.js';
-import { MAX_SCRIPT_BYTES } from '../src/protocol/limits.js';
-import { signBinding, signRevoke, tokenMatches, TOKEN_TTL_MS, type Binding } from '../src/protocol/token.js';
+import { MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../src/protocol/limits.js';
 import { scriptDigest } from '../src/enrollment/generation.js';
 import { procStat, procUmask } from '../src/os/proc.js';
 import { Run, type RunOutcome } from './runner.js';
@@ -23,36 +41,71 @@ const GC_AFTER_LARGE_MS = 250;
 /** Progress frames are sent this often while a run waits or runs. */
 export const PROGRESS_MS = 1000;
 
+/** The largest output count a pending result or a progress frame reports (the contract's cap). */
+const MAX_REPORTED_BYTES = MAX_OUTPUT_LIMIT;
+/** A test-only hook (inert unless set in the enrolled shell's environment): the helper SIGKILLs itself right after spawning a run, before it notes the run's process group, to prove that orphan is still found and stopped. */
+const DIE_AFTER_SPAWN = process.env.TMUX_RUN_TEST_DIE_AFTER_SPAWN === '1';
+
+/** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
+interface Waiter {
+  t: Transport;
+  progress: boolean;
+  /** The link that sent `run`: its closing cancels the job. */
+  owner: boolean;
+  timer?: NodeJS.Timeout;
+  /** Called once, just before the waiter gets the final reply ('final') or a pending snapshot ('pending'), or when its link closed ('gone'): the audit entry is written before the caller can see the answer. */
+  onEnd?: (how: 'final' | 'pending' | 'gone') => void;
+}
+
 interface Job {
   binding: Binding;
   script: string;
-  transport: Transport;
-  progress: boolean;
   queuedAt: number;
   cancelled: boolean;
+  /** Held for tmux_run_start: not tied to any link; its final reply is kept (held-runs.ts). */
+  held: boolean;
+  /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */
+  state: RunState;
+  startedAt?: number;
+  finishedAt?: number;
+  /** The final reply (done or error), once finished. */
+  final?: Reply;
+  waiters: Set<Waiter>;
+  progressTimer?: NodeJS.Timeout;
   /** Why the job was stopped, once it was: the caller cancelled or went away, or the shell or enrollment ended. */
   stopReason?: StopReason;
+  /** The caller's own reason for cancelling (MCP notifications/cancelled), escaped and bounded by the broker. */
+  cancelReason?: string;
+  /** The journal names this run (its end must be noted). */
+  journaled?: boolean;
   run?: Run;
-  /** Set while the person is asked to approve the run (ask mode). */
-  awaiting?: boolean;
   /** Withdraws the question put to the shell for this job, if one is pending. */
   withdraw?: AbortController;
 }
 
-type StopReason = 'cancelled' | 'caller_gone' | 'shell_exited' | 'revoked';
+type StopReason = 'cancelled' | 'cancel_requested' | 'caller_gone' | 'shell_exited' | 'revoked';
 
 const STOP_DETAIL: Record<StopReason, string> = {
   cancelled: 'the caller cancelled it',
+  cancel_requested: 'a tmux_run_cancel request stopped it',
   caller_gone: 'the caller went away',
   shell_exited: 'the enrolled shell exited',
   revoked: 'the enrollment was revoked',
 };
+
+/** Why a job stopped, with the caller's reason when it gave one. */
+const stopDetail = (job: Job, why: StopReason): string =>
+  `${STOP_DETAIL[why]}${job.cancelReason && why === 'cancelled' ? ` (reason given: ${job.cancelReason})` : ''}`;
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
   shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'>;
   audit: AuditLog;
+  /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
+  journal: Pick<RunJournal, 'note' | 'tryNote'>;
+  /** The helper's log (stderr). */
+  log: (message: string) => void;
   /** Called when the enrollment must end (revoked). */
   onRevoke: () => void;
   /** Live check of the shell and the tmux server this enrollment belongs to. */
@@ -66,12 +119,15 @@ export class HelperService {
   private current: Job | undefined;
   private seen = new Map<string, number>();
   private ended = false;
+  private readonly held = new HeldRuns<Job>();
+  /** The waiters of each link, so that a closing link lets go of them. */
+  private readonly links = new WeakMap<Transport, Array<{ job: Job; w: Waiter }>>();
 
   constructor(private readonly d: ServiceDeps) {}
 
   /** Serves one connection: every request gets exactly one final reply. */
   attach(t: Transport): void {
-    const mine: Job[] = [];
+    this.links.set(t, []);
     t.onmessage = (raw) => {
       const checked = checkRequest(raw);
       if (!checked.ok) {
@@ -79,17 +135,63 @@ export class HelperService {
         t.close();
         return;
       }
-      const job = this.handle(checked.value, t);
-      if (job) mine.push(job);
+      this.handle(checked.value, t);
     };
     t.onclose = () => {
-      // The caller is gone (cancelled, or its server died): its runs stop, queued ones never start.
-      for (const job of mine) this.cancel(job, 'caller_gone');
+      // The caller is gone (cancelled, or its server died): its runs stop, queued ones never
+      // start. A held run is nobody's: its waiters just stop waiting.
+      for (const { job, w } of this.links.get(t) ?? []) {
+        if (!job.waiters.delete(w)) continue;
+        clearTimeout(w.timer);
+        w.onEnd?.('gone');
+        if (w.owner) this.cancel(job, 'caller_gone');
+      }
+      this.links.delete(t);
     };
   }
 
+  /** Adds a waiter to a job; a finished job answers at once. With `waitMs`, a job still going then gets a pending snapshot. */
+  private addWaiter(job: Job, w: Waiter, waitMs?: number): void {
+    if (job.state === 'finished' && job.final) {
+      w.onEnd?.('final');
+      w.t.send(job.final);
+      return;
+    }
+    job.waiters.add(w);
+    this.links.get(w.t)?.push({ job, w });
+    if (waitMs !== undefined) {
+      const pending = (): void => {
+        if (!job.waiters.delete(w)) return;
+        w.onEnd?.('pending');
+        w.t.send(this.pendingOf(job));
+      };
+      if (waitMs === 0) pending();
+      else {
+        w.timer = setTimeout(pending, waitMs);
+        w.timer.unref();
+      }
+    }
+    if (w.progress) this.startProgress(job);
+  }
+
+  private pendingOf(job: Job): PendingReply {
+    return {
+      type: 'pending',
+      run_id: job.binding.run_id,
+      state: job.state === 'finished' ? 'running' : job.state,
+      elapsed_ms: Date.now() - job.queuedAt,
+      stdout_bytes: Math.min(job.run?.stdoutBytes ?? 0, MAX_REPORTED_BYTES),
+      stderr_bytes: Math.min(job.run?.stderrBytes ?? 0, MAX_REPORTED_BYTES),
+    };
+  }
+
+  /** Sends a frame that is not final (started, progress) to every waiter that wants it. */
+  private emit(job: Job, reply: Reply, onlyProgress = false): void {
+    for (const w of job.waiters) if (!onlyProgress || w.progress) w.t.send(reply);
+  }
+
   state(): 'idle' | 'busy' | 'running' | 'awaiting_approval' {
-    if (this.current) return this.current.awaiting ? 'awaiting_approval' : 'running';
+    if (this.current) return this.current.state === 'awaiting_approval' ? 'awaiting_approval' : 'running';
     return this.shellBusy() ? 'busy' : 'idle';
   }
 
@@ -137,17 +239,104 @@ export class HelperService {
       }
       case 'cancel': {
         const job = [...this.queue, ...(this.current ? [this.current] : [])].find(
-          (j) => j.binding.run_id === req.run_id && j.transport === t,
+          (j) => j.binding.run_id === req.run_id && [...j.waiters].some((w) => w.owner && w.t === t),
         );
-        if (job) this.cancel(job, 'cancelled');
+        if (job) {
+          if (req.reason) job.cancelReason = req.reason;
+          this.cancel(job, 'cancelled');
+        }
         return undefined;
       }
       case 'run':
+      case 'start':
         return this.accept(req, t);
+      case 'wait':
+      case 'cancel_held':
+        this.waitOrCancel(req, t);
+        return undefined;
+      case 'list': {
+        if (!this.authorizeHeld('list', '', req.auth, t)) return undefined;
+        t.send({ type: 'runs', runs: this.held.list().map(info) } satisfies Reply);
+        return undefined;
+      }
     }
   }
 
-  private accept(req: Extract<Request, { type: 'run' }>, t: Transport): Job | undefined {
+  /**
+   * Checks a wait, cancel or list request's signature, generations and age; on failure replies
+   * with the error (nothing changes) and returns false.
+   */
+  private authorizeHeld(
+    op: HeldOp,
+    runId: string,
+    a: Extract<Request, { type: 'list' }>['auth'],
+    t: Transport,
+  ): boolean {
+    const rec = this.d.record;
+    const refuse = (code: ErrorCode, message: string): false => {
+      t.send(err(code, message, runId || undefined));
+      return false;
+    };
+    if (!tokenMatches(signHeld(this.d.secret, op, runId, a), a.token))
+      return refuse('unauthorized', 'the request is not signed for this enrollment');
+    if (
+      a.pane_id !== rec.pane_id ||
+      a.server_generation !== rec.server_generation ||
+      a.process_generation !== rec.process_generation ||
+      a.enrollment_generation !== rec.enrollment_generation
+    )
+      return refuse('stale_generation', 'the request is for another pane, shell, server or enrollment');
+    if (Math.abs(Date.now() - a.issued_at) > TOKEN_TTL_MS) return refuse('expired', 'the request has expired');
+    return true;
+  }
+
+  /** tmux_run_wait and tmux_run_cancel: answer with the final reply, or a pending snapshot after wait_ms. */
+  private waitOrCancel(req: Extract<Request, { type: 'wait' | 'cancel_held' }>, t: Transport): void {
+    if (!this.authorizeHeld(req.type, req.run_id, req.auth, t)) return;
+    const rec = this.d.record;
+    const event = req.type === 'wait' ? 'wait' : 'cancel';
+    const job = this.held.get(req.run_id);
+    if (!job) {
+      this.d.audit.tryAppend({ event, run_id: req.run_id, pane_id: rec.pane_id, outcome: 'unknown_run' });
+      t.send(
+        err(
+          'unknown_run',
+          `pane ${rec.pane_id}'s helper holds no run ${req.run_id} (it never existed here, was not started with tmux_run_start, or its result was dropped: results are held for ${HELD_MINUTES} minutes, at most ${HELD_MAX} per pane; the audit trail keeps every outcome)`,
+          req.run_id,
+        ),
+      );
+      return;
+    }
+    const before = job.state;
+    t.send({
+      type: 'held',
+      run_id: req.run_id,
+      script_digest: job.binding.script_digest,
+      state: before,
+    } satisfies Reply);
+    const base = { run_id: req.run_id, pane_id: rec.pane_id, script_digest: job.binding.script_digest };
+    if (req.type === 'cancel_held' && before !== 'finished') this.cancel(job, 'cancel_requested');
+    this.addWaiter(
+      job,
+      {
+        t,
+        progress: req.progress,
+        owner: false,
+        onEnd: (how) =>
+          this.d.audit.tryAppend({
+            event,
+            ...base,
+            // What the request found, and what it answered with.
+            outcome: how === 'final' ? 'finished' : how === 'pending' ? 'pending' : 'caller_gone',
+            state: before,
+            wait_ms: req.wait_ms,
+          }),
+      },
+      req.wait_ms,
+    );
+  }
+
+  private accept(req: Extract<Request, { type: 'run' | 'start' }>, t: Transport): Job | undefined {
     const b = req.binding;
     const rec = this.d.record;
     const refuse = (code: ErrorCode, message: string): undefined => {
@@ -196,63 +385,96 @@ export class HelperService {
     }
     this.seen.set(b.run_id, now);
     if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
+    const held = req.type === 'start';
     const job: Job = {
       binding: b,
       script: req.script,
-      transport: t,
-      progress: req.progress,
       queuedAt: now,
       cancelled: false,
+      held,
+      state: 'queued',
+      waiters: new Set(),
     };
+    if (held) {
+      this.held.add(job);
+      // Noted so that a helper killed before the run starts still leaves its outcome to the audit trail.
+      this.d.journal.tryNote({ k: 'held', run_id: b.run_id, digest: b.script_digest, at: now }, this.d.log);
+      job.journaled = true;
+      this.d.audit.tryAppend({
+        event: 'held',
+        run_id: b.run_id,
+        pane_id: rec.pane_id,
+        script_digest: b.script_digest,
+        outcome: 'queued',
+        wait_ms: req.wait_ms,
+      });
+    }
     this.queue.push(job);
     t.send({
       type: 'queued',
       run_id: b.run_id,
       position: this.queue.length - 1 + (this.current ? 1 : 0),
     } satisfies Reply);
-    if (job.progress) this.startProgress(job);
+    this.addWaiter(job, { t, progress: req.progress, owner: !held }, held ? req.wait_ms : undefined);
     void this.pump();
     return job;
   }
 
+  /** Sends progress frames to the job's waiters that asked for them, while it waits and runs. */
   private startProgress(job: Job): void {
+    if (job.progressTimer) return;
     const timer = setInterval(() => {
-      if (job.cancelled || this.isFinished(job)) {
+      if (job.state === 'finished' || ![...job.waiters].some((w) => w.progress)) {
         clearInterval(timer);
+        job.progressTimer = undefined;
         return;
       }
       this.sendProgress(job);
     }, PROGRESS_MS);
     timer.unref();
-    (job as Job & { timer?: NodeJS.Timeout }).timer = timer;
+    job.progressTimer = timer;
   }
 
+  /** Sends a progress frame to the job's waiters that asked for them. */
   private sendProgress(job: Job): void {
-    job.transport.send({
-      type: 'progress',
-      run_id: job.binding.run_id,
-      phase: job.run ? 'running' : job.awaiting ? 'awaiting_approval' : 'queued',
-      elapsed_ms: Date.now() - job.queuedAt,
-      stdout_bytes: job.run?.stdoutBytes ?? 0,
-      stderr_bytes: job.run?.stderrBytes ?? 0,
-    } satisfies Reply);
+    if (job.state === 'finished') return;
+    this.emit(
+      job,
+      {
+        type: 'progress',
+        run_id: job.binding.run_id,
+        phase: job.state,
+        elapsed_ms: Date.now() - job.queuedAt,
+        stdout_bytes: Math.min(job.run?.stdoutBytes ?? 0, MAX_REPORTED_BYTES),
+        stderr_bytes: Math.min(job.run?.stderrBytes ?? 0, MAX_REPORTED_BYTES),
+      } satisfies Reply,
+      true,
+    );
   }
 
-  private finishedJobs = new WeakSet<Job>();
-  private isFinished(job: Job): boolean {
-    return this.finishedJobs.has(job);
-  }
-
+  /** The job's final reply: sent to every waiter, kept when the run is held. */
   private settle(job: Job, reply: Reply): void {
-    if (this.finishedJobs.has(job)) return;
-    this.finishedJobs.add(job);
-    const timer = (job as Job & { timer?: NodeJS.Timeout }).timer;
-    if (timer) clearInterval(timer);
-    job.transport.send(reply);
+    if (job.state === 'finished') return;
+    job.state = 'finished';
+    job.finishedAt = Date.now();
+    clearInterval(job.progressTimer);
+    job.progressTimer = undefined;
+    if (job.journaled) this.d.journal.tryNote({ k: 'end', run_id: job.binding.run_id }, this.d.log);
+    if (job.held) {
+      job.final = reply;
+      this.held.finished(job);
+    }
+    const waiters = [...job.waiters];
+    job.waiters.clear();
+    for (const w of waiters) {
+      clearTimeout(w.timer);
+      w.onEnd?.('final');
+      w.t.send(reply);
+    }
   }
 
-  private cancel(job: Job, why: 'cancelled' | 'caller_gone'): void {
-    if (job.cancelled || this.finishedJobs.has(job)) return;
+  private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'caller_gone'): void {
+    if (job.cancelled || job.state === 'finished') return;
     job.cancelled = true;
     job.stopReason = why;
     const i = this.queue.indexOf(job);
@@ -265,7 +487,7 @@ export class HelperService {
         script_digest: job.binding.script_digest,
         outcome: 'cancelled',
         ran: false,
-        detail: why === 'caller_gone' ? 'the caller went away while the run was queued' : 'cancelled while queued',
+        detail: `${stopDetail(job, why)} while the run was queued`,
       });
       this.settle(job, err('cancelled', 'the run was cancelled while queued', job.binding.run_id));
       return;
@@ -274,7 +496,7 @@ export class HelperService {
     // Still asking the shell (or the person): nothing started, and nothing will (execute checks
     // `cancelled`); the question is withdrawn from the screen.
     else {
-      const asked = job.awaiting === true;
+      const asked = job.state === 'awaiting_approval';
       job.withdraw?.abort();
       this.settleUnstarted(
         job,
@@ -290,7 +512,7 @@ export class HelperService {
 
   /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
   private settleUnstarted(job: Job, code: ErrorCode, message: string, why: StopReason, asked = false): void {
-    if (this.finishedJobs.has(job)) return;
+    if (job.state === 'finished') return;
     this.d.audit.tryAppend({
       event: 'end',
       run_id: job.binding.run_id,
@@ -298,7 +520,7 @@ export class HelperService {
       script_digest: job.binding.script_digest,
       outcome: code,
       ran: false,
-      detail: `${STOP_DETAIL[why]} before the run started${asked ? ', while the person was asked to approve it' : ''}`,
+      detail: `${stopDetail(job, why)} before the run started${asked ? ', while the person was asked to approve it' : ''}`,
     });
     this.settle(job, err(code, message, job.binding.run_id));
   }
@@ -319,7 +541,7 @@ export class HelperService {
       this.settle(job, err('shell_exited', `${reason} before the queued run started`, job.binding.run_id));
     }
     const cur = this.current;
-    if (cur && !cur.cancelled && !this.finishedJobs.has(cur)) {
+    if (cur && !cur.cancelled && cur.state !== 'finished') {
       cur.cancelled = true;
       cur.stopReason = why;
       cur.withdraw?.abort();
@@ -369,15 +591,16 @@ export class HelperService {
       run: { runId: b.run_id, digest: b.script_digest, script: job.script },
       signal: job.withdraw.signal,
       onAwaiting: () => {
-        job.awaiting = true;
-        if (job.progress) this.sendProgress(job);
+        if (job.state !== 'queued') return;
+        job.state = 'awaiting_approval';
+        this.sendProgress(job);
       },
     });
-    job.awaiting = false;
+    if (job.state === 'awaiting_approval') job.state = 'queued';
     job.withdraw = undefined;
     if (job.cancelled || this.ended) {
       // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
-      if (!this.finishedJobs.has(job))
+      if (job.state !== 'finished')
         this.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
       return;
     }
@@ -426,6 +649,23 @@ export class HelperService {
     } catch {
       return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
     }
+    // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
+    // whoever finds it dead stop the run (src/broker/orphans.ts).
+    try {
+      this.d.journal.note({
+        k: 'intent',
+        run_id: b.run_id,
+        digest: b.script_digest,
+        at: Date.now(),
+        after_ticks: uptimeTicks() - 1,
+      });
+      job.journaled = true;
+    } catch (e) {
+      return refuse(
+        'audit_unavailable',
+        `the run journal cannot be written (${(e as Error).message}); the run was refused rather than run untracked`,
+      );
+    }
     try {
       this.d.audit.append({
         event: 'start',
@@ -452,7 +692,14 @@ export class HelperService {
     job.run = run;
     const pgid = run.start();
     if (pgid !== undefined) {
-      job.transport.send({ type: 'started', run_id: b.run_id, pgid } satisfies Reply);
+      if (DIE_AFTER_SPAWN) process.kill(process.pid, 'SIGKILL');
+      this.d.journal.tryNote(
+        { k: 'pgid', run_id: b.run_id, pgid, start: procStat(pgid)?.startTicks ?? '' },
+        this.d.log,
+      );
+      job.state = 'running';
+      job.startedAt = Date.now();
+      this.emit(job, { type: 'started', run_id: b.run_id, pgid } satisfies Reply);
       this.d.shell.notify(`tmux-run: run ${short(b.run_id)} started (script sha256 ${b.script_digest.slice(0, 12)})`);
     }
     if (job.cancelled) run.stop('cancelled');
@@ -487,6 +734,12 @@ export class HelperService {
     const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
     // A run stopped because its shell or enrollment ended was not cancelled by anyone: say so.
     const stopCode = why === 'shell_exited' || why === 'revoked' ? 'shell_exited' : 'cancelled';
+    const stoppedBy =
+      why === 'cancel_requested'
+        ? 'a tmux_run_cancel request stopped the run, so'
+        : why && why !== 'cancelled'
+          ? `${STOP_DETAIL[why]} while the run was executing, so`
+          : 'the run was cancelled;';
     const outcome =
       o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
     this.d.audit.tryAppend({
@@ -496,7 +749,7 @@ export class HelperService {
       script_digest: b.script_digest,
       outcome,
       ran: true,
-      ...(why ? { detail: STOP_DETAIL[why] } : {}),
+      ...(why ? { detail: stopDetail(job, why) } : {}),
       exit_status: c?.exit_status ?? null,
       signal: c?.signal ?? null,
       stdout_bytes: o.stdoutBytes,
@@ -539,7 +792,7 @@ export class HelperService {
         this.settle(job, {
           ...err(
             stopCode,
-            `${why && why !== 'cancelled' ? `${STOP_DETAIL[why]} while the run was executing, so` : 'the run was cancelled;'} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
+            `${stoppedBy} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
             b.run_id,
             true,
           ),
@@ -551,6 +804,34 @@ export class HelperService {
     }
     this.settle(job, err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id));
   }
+}
+
+const HELD_MINUTES = HELD_FOR_MS / 60_000;
+const HELD_MAX = HELD_MAX_FINISHED;
+
+/** A held run as `list` reports it. */
+function info(job: Job): HeldRunInfo {
+  const f = job.final;
+  const c = f?.type === 'done' ? f.completion : f?.type === 'error' ? f.completion : undefined;
+  return {
+    run_id: job.binding.run_id,
+    script_digest: job.binding.script_digest,
+    state: job.state,
+    queued_at: job.queuedAt,
+    started_at: job.startedAt ?? null,
+    finished_at: job.finishedAt ?? null,
+    held_until: HeldRuns.heldUntil(job),
+    stdout_bytes: Math.min(job.run?.stdoutBytes ?? 0, MAX_REPORTED_BYTES),
+    stderr_bytes: Math.min(job.run?.stderrBytes ?? 0, MAX_REPORTED_BYTES),
+    outcome: f
+      ? {
+          ok: f.type === 'done',
+          code: f.type === 'error' ? f.code : null,
+          exit_status: c?.exit_status ?? null,
+          signal: c?.signal ?? null,
+        }
+      : null,
+  };
 }
 
 /** An error reply; one for a script that never started says "nothing was run" after its message. */

@@ -35,6 +35,12 @@ const contractFiles = {
   runOutput: 'tmux_run.output.schema.json',
   panesInput: 'tmux_enrolled_panes.input.schema.json',
   panesOutput: 'tmux_enrolled_panes.output.schema.json',
+  startInput: 'tmux_run_start.input.schema.json',
+  waitInput: 'tmux_run_wait.input.schema.json',
+  cancelInput: 'tmux_run_cancel.input.schema.json',
+  longOutput: 'tmux_run_long.output.schema.json',
+  runsInput: 'tmux_runs.input.schema.json',
+  runsOutput: 'tmux_runs.output.schema.json',
 };
 for (const file of Object.values(contractFiles)) contractAjv.addSchema(readJson(file), file);
 const contract = {

@@ -14,9 +14,27 @@ export const runInputSchema = loadSchema('tmux_run.input.schema.json');
 export const runOutputSchema = loadSchema('tmux_run.output.schema.json');
 export const panesOutputSchema = loadSchema('tmux_enrolled_panes.output.schema.json');
 export const panesInputSchema = loadSchema('tmux_enrolled_panes.input.schema.json');
+export const startInputSchema = loadSchema('tmux_run_start.input.schema.json');
+export const waitInputSchema = loadSchema('tmux_run_wait.input.schema.json');
+export const cancelInputSchema = loadSchema('tmux_run_cancel.input.schema.json');
+export const longOutputSchema = loadSchema('tmux_run_long.output.schema.json');
+export const runsInputSchema = loadSchema('tmux_runs.input.schema.json');
+export const runsOutputSchema = loadSchema('tmux_runs.output.schema.json');
 
 type Validator = Generated.Validator;
-type Compiled = Record<'runInput' | 'runOutput' | 'panesInput' | 'panesOutput', Validator>;
+type Compiled = Record<
+  | 'runInput'
+  | 'runOutput'
+  | 'panesInput'
+  | 'panesOutput'
+  | 'startInput'
+  | 'waitInput'
+  | 'cancelInput'
+  | 'longOutput'
+  | 'runsInput'
+  | 'runsOutput',
+  Validator
+>;
 
 /**
  * The validators `npm run build` generates from these very schemas (compiling the four with ajv
@@ -53,3 +71,9 @@ export const validateRunInput = (d: unknown): Validation => check(compiled.runIn
 export const validateRunOutput = (d: unknown): Validation => check(compiled.runOutput, d);
 export const validatePanesInput = (d: unknown): Validation => check(compiled.panesInput, d);
 export const validatePanesOutput = (d: unknown): Validation => check(compiled.panesOutput, d);
+export const validateStartInput = (d: unknown): Validation => check(compiled.startInput, d);
+export const validateWaitInput = (d: unknown): Validation => check(compiled.waitInput, d);
+export const validateCancelInput = (d: unknown): Validation => check(compiled.cancelInput, d);
+export const validateLongOutput = (d: unknown): Validation => check(compiled.longOutput, d);
+export const validateRunsInput = (d: unknown): Validation => check(compiled.runsInput, d);
+export const validateRunsOutput = (d: unknown): Validation => check(compiled.runsOutput, d);

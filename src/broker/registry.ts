@@ -1,12 +1,21 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
 import { lstatSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { channelFiles, checkRegistryDir, isRecordName, recordPath, socketPath } from '../enrollment/layout.js';
+import {
+  channelFiles,
+  checkRegistryDir,
+  isRecordName,
+  journalPath,
+  recordPath,
+  socketPath,
+} from '../enrollment/layout.js';
 import { readRecord, removeQuietly, type EnrollmentRecord } from '../enrollment/record.js';
 import { paneGeneration } from '../enrollment/generation.js';
 import { procStat } from '../os/proc.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
 import { ping } from './helper-client.js';
+import { helperAlive, reapDeadHelper } from './orphans.js';
+import type { AuditLog } from '../audit/audit-log.js';
 
 /** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
 export interface PaneListing {
@@ -89,12 +98,17 @@ export const recordSocket = (dir: string, rec: EnrollmentRecord): string => sock
 /**
  * Removes what a dead enrollment left behind (its helper no longer answers); only files inside
  * `dir`, and no shell channel named in `inUse` (a live enrollment's, named again by a forged record).
+ * Runs the dead helper may have left running are stopped and audited first (src/broker/orphans.ts).
  */
 export function removeEnrollmentFiles(
   dir: string,
   rec: EnrollmentRecord,
   inUse: ReadonlySet<string> = new Set(),
+  by: 'broker' | 'cli' = 'broker',
+  audit?: AuditLog,
 ): void {
+  reapDeadHelper(dir, rec, by, audit);
+  removeQuietly(journalPath(dir, rec.enrollment_generation));
   const record = recordPath(dir, rec.enrollment_generation);
   removeQuietly(record);
   removeQuietly(recordSocket(dir, rec));
@@ -102,18 +116,15 @@ export function removeEnrollmentFiles(
   cache.delete(record);
 }
 
-const helperAlive = (rec: EnrollmentRecord): boolean => {
-  const st = procStat(rec.helper_pid);
-  // A killed helper stays a zombie until its shell reaps it: that is dead too.
-  return st !== undefined && st.state !== 'Z' && st.ppid === rec.shell_pid;
-};
-
 /**
  * The live enrollments: each record is shown only when its helper answers for that generation
  * and tmux still has that pane, on that server, with that shell on its terminal. Records of
  * helpers that are gone are removed when `cleanup` is set.
  */
-export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}): Promise<PaneListing[]> {
+export async function listEnrolled(
+  dir: string,
+  opts: { cleanup?: boolean; by?: 'broker' | 'cli'; audit?: AuditLog } = {},
+): Promise<PaneListing[]> {
   const records = scanRecords(dir);
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
   const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>();
@@ -139,7 +150,13 @@ export async function listEnrolled(dir: string, opts: { cleanup?: boolean } = {}
       recordProblem(rec) === undefined;
     if (!ok) {
       if (opts.cleanup && pong === undefined && !helperAlive(rec)) {
-        removeEnrollmentFiles(dir, rec, new Set(records.filter(helperAlive).map((r) => r.channel)));
+        removeEnrollmentFiles(
+          dir,
+          rec,
+          new Set(records.filter(helperAlive).map((r) => r.channel)),
+          opts.by,
+          opts.audit,
+        );
       }
       return;
     }

@@ -41,6 +41,22 @@ export type ToolResult =
     }
   | { ok: false; error: { code: ErrorCode; message: string; delivery: Delivery; effects?: Effects } };
 
+/** A held run that had not finished when the call's wait_ms passed (tmux_run_start, _wait, _cancel). */
+export interface Pending {
+  run_id: string;
+  target: Target;
+  authorization: Authorization;
+  state: 'queued' | 'awaiting_approval' | 'running';
+  elapsed_ms: number;
+  stdout_bytes: number;
+  stderr_bytes: number;
+}
+
+/** What tmux_run_start, tmux_run_wait and tmux_run_cancel return: tmux_run's result, or pending. */
+export type LongResult = ToolResult | { pending: Pending };
+
+export const isPending = (r: LongResult): r is { pending: Pending } => 'pending' in r;
+
 /** Output as UTF-8 when it is valid UTF-8, else base64; `bytes` is the raw count. */
 export function encodeStream(buf: Buffer): Stream {
   return isUtf8(buf)
@@ -68,10 +84,14 @@ const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>
       : 'end not observed';
 
 /** A short text rendering of a result for clients that show text. */
-export function renderText(r: ToolResult): string {
+export function renderText(r: LongResult, tool = 'tmux_run'): string {
+  if (isPending(r)) {
+    const p = r.pending;
+    return `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); call tmux_run_wait with this run_id for its result`;
+  }
   if (!r.ok) {
     const fx = r.error.effects;
-    return `tmux_run failed: ${r.error.code}: ${r.error.message} [delivery: ${r.error.delivery}${fx ? `; effects: ${fx.state}, ${describeCompletion(fx.completion)}` : ''}]`;
+    return `${tool} failed: ${r.error.code}: ${r.error.message} [delivery: ${r.error.delivery}${fx ? `; effects: ${fx.state}, ${describeCompletion(fx.completion)}` : ''}]`;
   }
   const d = r.data;
   const show = (name: string, s: Stream): string =>

@@ -1,30 +1,30 @@
 // tmux_run in the broker: validate, resolve the target to its live enrollment, authorize (digest,
 // run id, HMAC over the generations), hand the run to the pane's helper, and report what happened.
-import { RegistryDirError } from '../enrollment/layout.js';
-import { freshId, scriptDigest } from '../enrollment/generation.js';
-import { signBinding, type Binding } from '../protocol/token.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import type { Reply } from '../protocol/messages.js';
+import type { LiveState, Reply } from '../protocol/messages.js';
+import type { EnrollmentRecord } from '../enrollment/record.js';
+import { scriptDigest } from '../enrollment/generation.js';
 import { terminateGroup } from '../os/process-group.js';
-import { recordProblem, recordSocket, scanRecords } from './registry.js';
+import { recordSocket } from './registry.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
-import { authorizationOf, failure, encodeStream, type ToolResult } from './result.js';
-import { validateRunInput } from './contract.js';
+import { failure, encodeStream, type Authorization, type Target, type ToolResult } from './result.js';
 import type { ErrorCode } from '../protocol/errors.js';
-import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
+import { validateRunInput } from './contract.js';
+import { authorizeRun, cancelReason, isRecord, resolveTarget, scriptProblem } from './authorize.js';
+import { helperAlive, reapDeadHelper, type Reaped } from './orphans.js';
 
 /** After a cancel, how long the broker waits for the helper to report before it stops the group itself. */
 const CANCEL_WAIT_MS = 5000;
 
 export interface RunArgs {
-  target: { kind: 'pane'; id: string; generation: string };
+  target: Target;
   script: string;
   stdout_limit?: number;
   stderr_limit?: number;
 }
 
 export interface Progress {
-  phase: 'queued' | 'awaiting_approval' | 'running';
+  phase: LiveState;
   elapsed_ms: number;
   stdout_bytes: number;
   stderr_bytes: number;
@@ -38,87 +38,98 @@ export interface RunContext {
   onProgress?: (p: Progress) => void;
 }
 
+/** A refusal before anything was sent, audited and logged as the broker's. */
+export function brokerRefusal(
+  ctx: RunContext,
+  run: { run_id?: string; pane_id: string; script_digest?: string; tag: string },
+): (code: ErrorCode, message: string) => ToolResult {
+  return (code, message) => {
+    ctx.audit.tryAppend({
+      event: 'refused',
+      run_id: run.run_id ?? '',
+      pane_id: run.pane_id,
+      ...(run.script_digest ? { script_digest: run.script_digest } : {}),
+      outcome: code,
+      by: 'broker',
+    });
+    ctx.log(`${run.tag} refused: ${code}`);
+    return failure(code, message, 'not_sent');
+  };
+}
+
+/** The result a helper's final reply (done or error) stands for, for a run authorized as `auth`. */
+export function resultFromReply(
+  r: Extract<Reply, { type: 'done' | 'error' }>,
+  target: Target,
+  auth: Authorization,
+): ToolResult {
+  if (r.type === 'done')
+    return {
+      ok: true,
+      data: {
+        target,
+        authorization: auth,
+        completion: r.completion,
+        stdout: encodeStream(r.stdout),
+        stderr: encodeStream(r.stderr),
+      },
+    };
+  return failure(
+    r.code,
+    r.message,
+    'observed',
+    r.ran
+      ? {
+          state: r.completion ? 'known' : 'unknown',
+          authorization: auth,
+          completion: r.completion ?? { state: 'unobserved' },
+        }
+      : { state: 'none', authorization: auth, completion: { state: 'unobserved' } },
+  );
+}
+
+/** How long a broken link's helper gets to be seen dead: a killed process closes its sockets a moment before /proc shows it a zombie. */
+const DEATH_WAIT_MS = 1000;
+
+/**
+ * When the helper of `rec` has died (or dies within a moment: the link may break first), stops
+ * what it left running (its journal) and audits it; returns what was done.
+ */
+export async function afterHelperLoss(
+  ctx: Pick<RunContext, 'dir' | 'audit'>,
+  rec: EnrollmentRecord,
+): Promise<Reaped[]> {
+  const deadline = Date.now() + DEATH_WAIT_MS;
+  while (helperAlive(rec)) {
+    if (Date.now() >= deadline) return [];
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return reapDeadHelper(ctx.dir, rec, 'broker', ctx.audit);
+}
+
 /** Runs one tmux_run call to its end; never throws, always returns one result. */
 export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult> {
   const v = validateRunInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid tmux_run arguments: ${v.message}`, 'not_sent');
   const args = raw as RunArgs;
-  const bytes = Buffer.byteLength(args.script, 'utf8');
-  if (bytes > MAX_SCRIPT_BYTES) {
-    return failure(
-      'invalid_arguments',
-      `the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes`,
-      'not_sent',
-    );
-  }
-  // An unpaired surrogate has no UTF-8 form: it would run (and be digested) as U+FFFD, not as sent.
-  if (/[\uD800-\uDFFF]/u.test(args.script)) {
-    return failure(
-      'invalid_arguments',
-      'the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form)',
-      'not_sent',
-    );
-  }
+  const bad = scriptProblem(args.script, 'tmux_run');
+  if (bad) return bad;
   const digest = scriptDigest(args.script);
-  const runId = freshId();
-  const refuse = (code: ErrorCode, message: string): ToolResult => {
-    ctx.audit.tryAppend({
-      event: 'refused',
-      run_id: runId,
-      pane_id: args.target.id,
-      script_digest: digest,
-      outcome: code,
-      by: 'broker',
-    });
-    ctx.log(`run ${runId.slice(0, 8)} (sha256 ${digest.slice(0, 12)}) refused: ${code}`);
-    return failure(code, message, 'not_sent');
-  };
-
-  let records;
-  try {
-    records = scanRecords(ctx.dir); // checks the directory first
-  } catch (e) {
-    if (e instanceof RegistryDirError && e.reason === 'missing') {
-      return refuse('not_enrolled', `pane ${args.target.id} is not enrolled (no pane is)`);
-    }
-    return refuse(e instanceof RegistryDirError ? e.code : 'internal_error', (e as Error).message);
-  }
-  const forPane = records.filter((r) => r.pane_id === args.target.id);
-  const rec = forPane.find((r) => r.generation === args.target.generation);
-  if (!rec) {
-    if (forPane.length === 0) {
-      return refuse(
-        'not_enrolled',
-        `pane ${args.target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes)`,
-      );
-    }
-    return refuse(
-      'stale_generation',
-      `pane ${args.target.id} has no enrollment with generation ${args.target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes`,
-    );
-  }
-
-  const problem = recordProblem(rec);
-  if (problem) {
-    return refuse(
-      'not_enrolled',
-      `pane ${args.target.id} has no valid enrollment with generation ${args.target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes`,
-    );
-  }
-
-  const binding: Binding = {
+  const resolved = resolveTarget(
+    ctx.dir,
+    args.target,
+    brokerRefusal(ctx, { pane_id: args.target.id, script_digest: digest, tag: `run (sha256 ${digest.slice(0, 12)})` }),
+  );
+  if (!isRecord(resolved)) return resolved;
+  const rec = resolved;
+  const { binding, token, auth } = authorizeRun(rec, args.script, args);
+  const runId = binding.run_id;
+  const refuse = brokerRefusal(ctx, {
     run_id: runId,
+    pane_id: args.target.id,
     script_digest: digest,
-    server_generation: rec.server_generation,
-    pane_id: rec.pane_id,
-    enrollment_generation: rec.enrollment_generation,
-    process_generation: rec.process_generation,
-    stdout_limit: args.stdout_limit ?? DEFAULT_OUTPUT_LIMIT,
-    stderr_limit: args.stderr_limit ?? DEFAULT_OUTPUT_LIMIT,
-    issued_at: Date.now(),
-  };
-  const auth = authorizationOf(binding);
-  const token = signBinding(Buffer.from(rec.secret, 'hex'), binding);
+    tag: `run ${runId.slice(0, 8)} (sha256 ${digest.slice(0, 12)})`,
+  });
   if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
 
   let t;
@@ -147,7 +158,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       x.close();
       if (ctx.signal?.aborted)
         ctx.log(
-          `${tag} cancelled by the client: ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`,
+          `${tag} cancelled by the client (${cancelReason(ctx.signal.reason) ?? 'no reason given'}): ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`,
         );
       resolve(r);
     };
@@ -166,13 +177,14 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       });
     };
     const onAbort = (): void => {
-      x.send({ type: 'cancel', run_id: runId });
+      const reason = cancelReason(ctx.signal?.reason);
+      x.send({ type: 'cancel', run_id: runId, ...(reason ? { reason } : {}) });
       // The helper stops the group and reports; if it does not, drop the link (it then cancels) and stop the group here.
       cancelTimer = setTimeout(() => {
         if (pgid !== undefined) terminateGroup(pgid);
         auditEnd(
           'cancelled',
-          `the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`,
+          `the caller cancelled it${reason ? ` (reason given: ${reason})` : ''}; the helper did not confirm the cancellation within ${CANCEL_WAIT_MS} ms${pgid !== undefined ? '; the broker stopped the process group' : ''}`,
         );
         settle(
           failure(
@@ -199,32 +211,8 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
           ctx.onProgress?.(r);
           return;
         case 'done':
-          settle({
-            ok: true,
-            data: {
-              target,
-              authorization: auth,
-              completion: r.completion,
-              stdout: encodeStream(r.stdout),
-              stderr: encodeStream(r.stderr),
-            },
-          });
-          return;
         case 'error':
-          settle(
-            failure(
-              r.code,
-              r.message,
-              'observed',
-              r.ran
-                ? {
-                    state: r.completion ? 'known' : 'unknown',
-                    authorization: auth,
-                    completion: r.completion ?? { state: 'unobserved' },
-                  }
-                : { state: 'none', authorization: auth, completion: { state: 'unobserved' } },
-            ),
-          );
+          settle(resultFromReply(r, target, auth));
           return;
         default:
           settle(
@@ -237,14 +225,22 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       }
     };
     x.onclose = (e) => {
+      void linkLost(e);
+    };
+    const linkLost = async (e?: Error): Promise<void> => {
       if (settled) return;
-      // The helper is gone mid-run: it cannot clean up after SIGKILL, so the broker stops the group it was told about.
+      // The helper is gone mid-run: it cannot clean up after SIGKILL, so the broker stops the group it was told about,
+      // and whatever else its run journal names (a run spawned before it could say so, held runs).
       if (pgid !== undefined) terminateGroup(pgid);
+      const reaped = (await afterHelperLoss(ctx, rec)).find((x) => x.run_id === runId);
+      if (settled) return;
+      if (reaped?.pgid !== undefined) pgid ??= reaped.pgid;
       const why = e ? ` (${e.message})` : '';
-      auditEnd(
-        'helper_lost',
-        `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`,
-      );
+      if (!reaped)
+        auditEnd(
+          'helper_lost',
+          `the link to the helper broke${why}${pgid !== undefined ? '; the broker stopped the process group' : answered ? ' after it accepted the run' : ' after the run was sent'}`,
+        );
       settle(
         failure(
           'helper_lost',

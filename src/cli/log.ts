@@ -119,7 +119,10 @@ export const log: Command = {
   summary: 'show the audit trail of runs',
   help: `Usage: tmux-run log [--json] [--pane %N] [--run RUN] [--since WHEN] [--follow]
 
-Show the audit trail: one entry per run event (start, end, refused), never script text or output.
+Show the audit trail: one entry per run event, never script text or output. Events: start and
+end (a script started and ended), refused (not run), held (tmux_run_start accepted a run), wait
+and cancel (tmux_run_wait and tmux_run_cancel asked about a held run: OUTCOME says whether it had
+finished or was still pending).
 The trail is $XDG_STATE_HOME/tmux-run/audit.jsonl (default ~/.local/state/tmux-run/audit.jsonl).
 
 Options:

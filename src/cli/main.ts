@@ -10,9 +10,10 @@ import { revoke } from './revoke.js';
 import { snippet } from './snippet.js';
 import { log } from './log.js';
 import { doctor } from './doctor.js';
+import { runs } from './runs.js';
 import type { Command } from './command.js';
 
-export const COMMANDS: readonly Command[] = [panes, revoke, snippet, log, doctor];
+export const COMMANDS: readonly Command[] = [panes, runs, revoke, snippet, log, doctor];
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -16,7 +16,7 @@ const STATE_COLOR: Record<PaneListing['state'], Color> = {
 /** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */
 export async function livePanes(env: NodeJS.ProcessEnv): Promise<PaneListing[]> {
   const dir = existingRegistryDir(env);
-  return dir === undefined ? [] : listEnrolled(dir, { cleanup: true });
+  return dir === undefined ? [] : listEnrolled(dir, { cleanup: true, by: 'cli' });
 }
 
 export const panes: Command = {

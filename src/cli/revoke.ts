@@ -120,7 +120,7 @@ Options:
         `no enrolled pane ${escapeControls(pane)}${generation === undefined ? '' : ` with generation ${generation}`}`,
       );
     if (dir === undefined) throw notFound();
-    const live = await listEnrolled(dir, { cleanup: true });
+    const live = await listEnrolled(dir, { cleanup: true, by: 'cli' });
     const records = scanRecords(dir);
     const target = choose(live, pane, generation, io.env.TMUX);
     // Not listed, but its record is still there (its helper is alive and does not answer, or
@@ -138,7 +138,7 @@ Options:
 
     const confirmed = await sendRevoke(dir, rec);
     if (!confirmed) {
-      removeEnrollmentFiles(dir, rec);
+      removeEnrollmentFiles(dir, rec, undefined, 'cli');
       io.err(
         `tmux-run: the helper (pid ${rec.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`,
       );
@@ -147,7 +147,7 @@ Options:
       const deadline = Date.now() + GONE_MS;
       while (existsSync(path) && Date.now() < deadline) await sleep(50);
       if (existsSync(path)) {
-        removeEnrollmentFiles(dir, rec);
+        removeEnrollmentFiles(dir, rec, undefined, 'cli');
         io.err(`tmux-run: the helper confirmed but did not remove its record within ${GONE_MS / 1000} s; removed it\n`);
       }
     }

@@ -11,6 +11,8 @@ export const REGISTRY_DIR_MODE = 0o700;
 /** An enrollment's record (`ENROLLMENT.json`, 0600) and its helper's socket (`ENROLLMENT.sock`). */
 export const RECORD_SUFFIX = '.json';
 export const SOCKET_SUFFIX = '.sock';
+/** The helper's run journal (`ENROLLMENT.runs`, 0600; src/enrollment/run-journal.ts). */
+export const JOURNAL_SUFFIX = '.runs';
 
 /** A record's file name: the enrollment generation (32 hex) and the record suffix. */
 export const isRecordName = (name: string): boolean => /^[a-f0-9]{32}\.json$/.test(name);
@@ -20,6 +22,9 @@ export const recordPath = (dir: string, enrollmentGeneration: string): string =>
 
 export const socketPath = (dir: string, enrollmentGeneration: string): string =>
   join(dir, `${enrollmentGeneration}${SOCKET_SUFFIX}`);
+
+export const journalPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}${JOURNAL_SUFFIX}`);
 
 /**
  * The shell channel: the snippet picks a path `DIR/ch.PID.RANDOM` (the record's `channel`) and

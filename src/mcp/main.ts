@@ -6,7 +6,8 @@ import { packageVersion } from '../os/package-root.js';
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
 The tmux-run MCP server, on stdio. Lists enrolled tmux panes (tmux_enrolled_panes); with
---enable-tool tmux_run it also offers tmux_run, which runs scripts in an enrolled pane's shell.
+--enable-tool tmux_run it also offers tmux_run, which runs scripts in an enrolled pane's shell,
+and the long-run tools tmux_run_start, tmux_run_wait, tmux_run_cancel and tmux_runs.
 Environment: TMUX_RUN_DIR (registry directory), XDG_STATE_HOME (audit trail location).
 `;
 
@@ -64,4 +65,6 @@ process.stdin.on('end', () => process.exit(0));
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => process.exit(0));
 await server.connect(transport);
-log(`serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run' : ''})`);
+log(
+  `serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run, tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_runs' : ''})`,
+);

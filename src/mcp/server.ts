@@ -10,11 +10,59 @@ import {
 import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
-import { runTool as runToolCall } from '../broker/run-tool.js';
-import { failure, renderText, type ToolResult } from '../broker/result.js';
+import { runTool as runToolCall, type Progress } from '../broker/run-tool.js';
+import { heldTool, listHeldRuns, startTool as startToolCall, type RunListing } from '../broker/long-run.js';
+import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
-import { validatePanesInput, validatePanesOutput, validateRunOutput } from '../broker/contract.js';
-import { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL, panesTool, runTool } from './tools.js';
+import {
+  validateLongOutput,
+  validatePanesInput,
+  validatePanesOutput,
+  validateRunOutput,
+  validateRunsInput,
+  validateRunsOutput,
+} from '../broker/contract.js';
+import {
+  CANCEL_TOOL,
+  LONG_RUN_TOOLS,
+  OPT_IN_TOOLS,
+  PANES_TOOL,
+  RUN_TOOL,
+  RUNS_TOOL,
+  START_TOOL,
+  WAIT_TOOL,
+  cancelTool,
+  panesTool,
+  runTool,
+  runsTool,
+  startTool,
+  waitTool,
+} from './tools.js';
+
+type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
+
+/** Progress notifications for a call that carries a progressToken (none otherwise). */
+function progressFor(token: string | number | undefined, extra: Extra): ((p: Progress) => void) | undefined {
+  if (token === undefined) return undefined;
+  let count = 0;
+  return (p) => {
+    void extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: ++count,
+          message:
+            p.phase === 'queued'
+              ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
+              : p.phase === 'awaiting_approval'
+                ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
+                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
+        },
+      })
+      .catch(() => {});
+  };
+}
 
 export interface ServerOptions {
   enabled: Set<string>;
@@ -30,51 +78,41 @@ export function createServer(o: ServerOptions): McpServer {
   const server = mcp.server;
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [panesTool, ...(o.enabled.has(RUN_TOOL) ? [runTool] : [])],
+    tools: [panesTool, ...(o.enabled.has(RUN_TOOL) ? [runTool, startTool, waitTool, cancelTool, runsTool] : [])],
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
-    if (name === RUN_TOOL) {
+    if (name === RUN_TOOL || LONG_RUN_TOOLS.has(name)) {
       if (!o.enabled.has(RUN_TOOL)) {
-        return toolResult(
-          failure(
-            'tool_not_enabled',
-            'the tool tmux_run is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it',
-            'not_sent',
-          ),
+        const refusal = failure(
+          'tool_not_enabled',
+          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel and tmux_runs)`,
+          'not_sent',
         );
+        if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
+        return toolResult(refusal, o.log, name);
       }
-      const token = request.params._meta?.progressToken;
-      let count = 0;
-      const result = await runToolCall(args ?? {}, {
+      const ctx = {
         dir: o.dir,
         audit: o.audit,
         log: o.log,
         signal: extra.signal,
-        onProgress:
-          token === undefined
-            ? undefined
-            : (p) => {
-                void extra
-                  .sendNotification({
-                    method: 'notifications/progress',
-                    params: {
-                      progressToken: token,
-                      progress: ++count,
-                      message:
-                        p.phase === 'queued'
-                          ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
-                          : p.phase === 'awaiting_approval'
-                            ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
-                            : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
-                    },
-                  })
-                  .catch(() => {});
-              },
-      });
-      return toolResult(result, o.log);
+        onProgress: progressFor(request.params._meta?.progressToken, extra),
+      };
+      switch (name) {
+        case RUN_TOOL:
+          return toolResult(await runToolCall(args ?? {}, ctx), o.log);
+        case START_TOOL:
+          return toolResult(await startToolCall(args ?? {}, ctx), o.log, name);
+        case WAIT_TOOL:
+          return toolResult(await heldTool(args ?? {}, ctx, 'wait'), o.log, name);
+        case CANCEL_TOOL:
+          return toolResult(await heldTool(args ?? {}, ctx, 'cancel_held'), o.log, name);
+        case RUNS_TOOL:
+          return listRunsCall(o, args ?? {});
+      }
     }
     const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
     throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
@@ -82,23 +120,62 @@ export function createServer(o: ServerOptions): McpServer {
   return mcp;
 }
 
-/** Wraps a tool result; one that does not match the output schema becomes an internal_error. */
-function toolResult(r: ToolResult, log?: (m: string) => void): CallToolResult {
-  const v = validateRunOutput(r);
+/**
+ * Wraps a tool result; one that does not match the tool's output schema (tmux_run's, or the long
+ * runs' one for the other three) becomes an internal_error.
+ */
+function toolResult(r: LongResult, log?: (m: string) => void, tool: string = RUN_TOOL): CallToolResult {
+  const v = tool === RUN_TOOL ? validateRunOutput(r) : validateLongOutput(r);
   if (!v.ok) {
-    log?.(`internal error: a result did not match the output schema (${v.message})`);
+    log?.(`internal error: a ${tool} result did not match the output schema (${v.message})`);
     r = failure(
       'internal_error',
       'tmux-run produced a result that does not match its schema; what happened is unknown',
-      r.ok ? 'observed' : r.error.delivery,
+      'pending' in r || r.ok ? 'observed' : r.error.delivery,
       { state: 'unknown', authorization: null, completion: { state: 'unobserved' } },
     );
   }
   return {
-    content: [{ type: 'text', text: renderText(r) }],
+    content: [{ type: 'text', text: renderText(r, tool) }],
     structuredContent: r,
-    isError: !r.ok,
+    isError: !('pending' in r) && !r.ok,
   };
+}
+
+async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
+  const v = validateRunsInput(args);
+  if (!v.ok)
+    return {
+      content: [{ type: 'text', text: `tmux_runs failed: invalid arguments: ${v.message} (it takes none)` }],
+      isError: true,
+    };
+  let runs: RunListing[];
+  try {
+    runs = await listHeldRuns(o.dir, { by: 'broker', audit: o.audit });
+  } catch (e) {
+    if (e instanceof RegistryDirError && e.reason === 'missing') runs = [];
+    else return { content: [{ type: 'text', text: `tmux_runs failed: ${(e as Error).message}` }], isError: true };
+  }
+  const structured = { runs };
+  const out = validateRunsOutput(structured);
+  if (!out.ok) {
+    o.log(`internal error: the run listing does not match its schema (${out.message})`);
+    return {
+      content: [{ type: 'text', text: 'tmux_runs failed: internal error (see the server log)' }],
+      isError: true,
+    };
+  }
+  const text =
+    runs.length === 0
+      ? 'No run is held. Runs started with tmux_run_start are listed here until their results are dropped.'
+      : runs
+          .map((r) =>
+            escapeControls(
+              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
+            ),
+          )
+          .join('\n');
+  return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
 async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {

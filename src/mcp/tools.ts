@@ -1,9 +1,30 @@
 // The tools' published descriptions: what an agent reads to decide what to call and what to do next.
-import { panesInputSchema, panesOutputSchema, runInputSchema, runOutputSchema } from '../broker/contract.js';
+import {
+  cancelInputSchema,
+  longOutputSchema,
+  panesInputSchema,
+  panesOutputSchema,
+  runInputSchema,
+  runOutputSchema,
+  runsInputSchema,
+  runsOutputSchema,
+  startInputSchema,
+  waitInputSchema,
+} from '../broker/contract.js';
 import { DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
-import { PANES_TOOL, RUN_TOOL } from './names.js';
 
-export { OPT_IN_TOOLS, PANES_TOOL, RUN_TOOL } from './names.js';
+import { CANCEL_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
+
+export {
+  CANCEL_TOOL,
+  LONG_RUN_TOOLS,
+  OPT_IN_TOOLS,
+  PANES_TOOL,
+  RUN_TOOL,
+  RUNS_TOOL,
+  START_TOOL,
+  WAIT_TOOL,
+} from './names.js';
 
 export const panesTool = {
   name: PANES_TOOL,
@@ -29,6 +50,8 @@ export const runTool = {
     "shell's current directory and exported environment, with stdin closed (/dev/null), in its own session;",
     'you get its stdout and stderr separately and its real exit status or signal. It starts only when the',
     "person's prompt is idle and empty; one run at a time per pane, in arrival order.",
+    'For anything that may take more than about a minute (a test suite, a build), use tmux_run_start and',
+    'tmux_run_wait instead: most clients give up on a call after 60 s, and a cancelled tmux_run is stopped.',
     'Target: call tmux_enrolled_panes first and pass `{kind: "pane", id: pane_id, generation}` from it.',
     `Limits: script at most ${MAX_SCRIPT_BYTES} bytes of UTF-8, no NUL; stdout_limit and stderr_limit default to ${DEFAULT_OUTPUT_LIMIT} bytes`,
     `(at most ${MAX_OUTPUT_LIMIT}); output over a limit stops the run (error output_limit_exceeded), output is never`,
@@ -45,4 +68,78 @@ export const runTool = {
   inputSchema: runInputSchema,
   outputSchema: runOutputSchema,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+};
+
+const LONG_ERRORS = [
+  "On errors read `code` and `delivery` as for tmux_run; unknown_run: the pane's helper does not hold that run",
+  '(wrong pane, never started with tmux_run_start, or its result was dropped: results are kept 10 minutes, at most 32',
+  'per pane; `tmux-run log --run ID` keeps every outcome); helper_lost: the helper died and its runs were stopped;',
+  "not_enrolled or stale_generation: the pane's enrollment ended, and its held runs with it.",
+].join(' ');
+
+const PENDING = [
+  "The result is tmux_run's (success or error, exactly as tmux_run would have returned it) once the run has",
+  'finished, or `{pending: {run_id, state, elapsed_ms, stdout_bytes, stderr_bytes, ...}}` while it is queued or running:',
+  'then call tmux_run_wait with the same target and run_id.',
+].join(' ');
+
+export const startTool = {
+  name: START_TOOL,
+  title: 'Start a script in an enrolled tmux pane and return without waiting for it to end',
+  description: [
+    'Starts a script exactly as tmux_run runs it (same target, checks, queue, idle-prompt rule, limits and result),',
+    'but the run is not tied to this call: it goes on when the call returns, is cancelled, or the MCP server exits.',
+    'Use it for anything that may take more than about a minute. `wait_ms` (0 to 30000, default 0) is how long',
+    'this call waits for the run to finish before returning.',
+    PENDING,
+    LONG_ERRORS,
+  ].join(' '),
+  inputSchema: startInputSchema,
+  outputSchema: longOutputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+};
+
+export const waitTool = {
+  name: WAIT_TOOL,
+  title: 'Wait for a run started with tmux_run_start',
+  description: [
+    'Waits up to `wait_ms` (default 10000, at most 30000) for a run that tmux_run_start started, and returns its',
+    'result, or pending if it is still going. Waiting again is harmless and returns the same final result;',
+    'cancelling this call leaves the run alone. Pass the target and run_id from tmux_run_start (tmux_runs lists them).',
+    PENDING,
+    LONG_ERRORS,
+  ].join(' '),
+  inputSchema: waitInputSchema,
+  outputSchema: longOutputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+export const cancelTool = {
+  name: CANCEL_TOOL,
+  title: 'Stop a run started with tmux_run_start',
+  description: [
+    'Stops a held run: a queued one never runs (error cancelled, effects none); a running one has its process group',
+    "sent SIGTERM, then SIGKILL after a second (descendants that left the group may still run). Returns the run's",
+    'result once known, within `wait_ms` (default 10000), else pending. A run that had already finished is left',
+    'as it was and its result returned.',
+    PENDING,
+    LONG_ERRORS,
+  ].join(' '),
+  inputSchema: cancelInputSchema,
+  outputSchema: longOutputSchema,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+};
+
+export const runsTool = {
+  name: RUNS_TOOL,
+  title: 'List the runs held for tmux_run_wait',
+  description: [
+    "Lists the runs started with tmux_run_start that the enrolled panes' helpers hold: queued, running, and",
+    'finished ones whose result can still be fetched with tmux_run_wait (until `held_until`). Each has run_id,',
+    'pane_id and generation (the target), script_digest, state, times, the outcome in brief, and byte counts.',
+    'For an agent that lost a run_id. Runs started with tmux_run are not held and not listed.',
+  ].join(' '),
+  inputSchema: runsInputSchema,
+  outputSchema: runsOutputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };

@@ -1,5 +1,5 @@
 // Read-only facts about processes from /proc: parent, group, terminal, start time.
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
 
 const scratch = Buffer.allocUnsafe(4096);
 
@@ -97,4 +97,46 @@ export function groupAlive(pgid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The arguments a live process was started with (/proc/PID/cmdline), or undefined. */
+export function procArgv(pid: number): string[] | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/cmdline`);
+    if (raw.length === 0) return undefined;
+    const args = raw.toString('utf8').split('\0');
+    if (args.at(-1) === '') args.pop();
+    return args;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Live session leaders (session id and group id equal to the pid) of this user that started at
+ * or after `afterTicks` (USER_HZ ticks since boot, as /proc/PID/stat counts them).
+ */
+export function sessionLeadersSince(afterTicks: number): ProcStat[] {
+  const uid = process.getuid?.();
+  const out: ProcStat[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    const st = procStat(pid);
+    if (!st || st.state === 'Z' || st.session !== pid || st.pgrp !== pid || Number(st.startTicks) < afterTicks)
+      continue;
+    try {
+      if (uid !== undefined && statSync(`/proc/${name}`).uid !== uid) continue;
+    } catch {
+      continue;
+    }
+    out.push(st);
+  }
+  return out;
 }

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'internal_error',
   'denied',
   'approval_timeout',
+  'unknown_run',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

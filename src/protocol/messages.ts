@@ -1,7 +1,7 @@
 // The broker-helper protocol: message types, and validation against schemas/wire/*.json.
 import type * as WireValidators from '../../generated/wire-validators.cjs';
 import { loadGenerated } from './generated.js';
-import type { Binding } from './token.js';
+import type { Binding, HeldAuthFields } from './token.js';
 import type { ErrorCode } from './errors.js';
 
 // Generated from schemas/wire/*.json by the build (loaded with require: see loadGenerated).
@@ -10,10 +10,35 @@ const validators = loadGenerated<typeof WireValidators>('wire-validators');
 export type Completion =
   { state: 'exited'; exit_status: number; signal: null } | { state: 'signaled'; exit_status: null; signal: number };
 
+/** Where a run is: waiting its turn, waiting for the person's answer (ask mode), executing, or done. */
+export type RunState = 'queued' | 'awaiting_approval' | 'running' | 'finished';
+export type LiveState = Exclude<RunState, 'finished'>;
+
+/** The signature of a request about held runs, with what it is bound to. */
+export type HeldAuth = HeldAuthFields & { token: string };
+
+/** One held run as a helper lists it (times in ms since the epoch). */
+export interface HeldRunInfo {
+  run_id: string;
+  script_digest: string;
+  state: RunState;
+  queued_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  held_until: number | null;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
+}
+
 export type Request =
   | { type: 'ping' }
   | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean }
-  | { type: 'cancel'; run_id: string }
+  /** Like run, but the helper holds the run: closing the link does not cancel it. */
+  | { type: 'start'; binding: Binding; token: string; script: string; progress: boolean; wait_ms: number }
+  | { type: 'cancel'; run_id: string; reason?: string }
+  | { type: 'wait' | 'cancel_held'; run_id: string; wait_ms: number; progress: boolean; auth: HeldAuth }
+  | { type: 'list'; auth: HeldAuth }
   | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string };
 
 export type Reply =
@@ -33,14 +58,28 @@ export type Reply =
   | {
       type: 'progress';
       run_id: string;
-      phase: 'queued' | 'awaiting_approval' | 'running';
+      phase: LiveState;
       elapsed_ms: number;
       stdout_bytes: number;
       stderr_bytes: number;
     }
+  /** A wait or cancel found the run it names (sent before the final reply or the pending one). */
+  | { type: 'held'; run_id: string; script_digest: string; state: RunState }
+  /** The run was not finished when the request's wait_ms passed. */
+  | PendingReply
+  | { type: 'runs'; runs: HeldRunInfo[] }
   | { type: 'done'; run_id: string; completion: Completion; stdout: Buffer; stderr: Buffer; duration_ms: number }
   | ErrorReply
   | { type: 'revoked' };
+
+export interface PendingReply {
+  type: 'pending';
+  run_id: string;
+  state: LiveState;
+  elapsed_ms: number;
+  stdout_bytes: number;
+  stderr_bytes: number;
+}
 
 export interface ErrorReply {
   type: 'error';

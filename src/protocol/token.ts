@@ -47,3 +47,36 @@ export function tokenMatches(expected: string, presented: unknown): boolean {
   if (typeof presented !== 'string' || presented.length !== expected.length) return false;
   return timingSafeEqual(Buffer.from(expected, 'latin1'), Buffer.from(presented, 'latin1'));
 }
+
+/** The operations on held runs (tmux_run_start's runs) that a broker or the CLI may ask a helper for. */
+export type HeldOp = 'wait' | 'cancel_held' | 'list';
+
+/** What a request about held runs is bound to: one enrollment's generations and a time. */
+export interface HeldAuthFields {
+  server_generation: string;
+  pane_id: string;
+  enrollment_generation: string;
+  process_generation: string;
+  issued_at: number;
+}
+
+/** The exact bytes signed for a request about held runs (`run_id` empty for a list). */
+export function heldText(op: HeldOp, runId: string, a: HeldAuthFields): string {
+  return [
+    'tmux-run/held/v1',
+    op,
+    runId,
+    a.server_generation,
+    a.pane_id,
+    a.enrollment_generation,
+    a.process_generation,
+    String(a.issued_at),
+  ].join('\n');
+}
+
+/** Signs a wait, cancel or list request: 64 hex. */
+export function signHeld(secret: Buffer, op: HeldOp, runId: string, a: HeldAuthFields): string {
+  return createHmac('sha256', secret)
+    .update(heldText(op, runId, a))
+    .digest('hex');
+}

@@ -30,13 +30,15 @@ function under(node: unknown, key: string, out: Array<Record<string, unknown>> =
 describe('limits', () => {
   it('the schemas bound scripts and output limits with the same numbers', () => {
     const input = schema('tmux_run.input.schema.json');
+    const start = schema('tmux_run_start.input.schema.json');
     const request = schema('wire/request.schema.json');
     const output = schema('tmux_run.output.schema.json');
-    const scripts = [...under(input, 'script'), ...under(request, 'script')];
-    expect(scripts).toHaveLength(2);
+    // tmux_run's and tmux_run_start's inputs, the wire's run and start requests.
+    const scripts = [...under(input, 'script'), ...under(start, 'script'), ...under(request, 'script')];
+    expect(scripts).toHaveLength(4);
     for (const s of scripts) expect(s.maxLength).toBe(MAX_SCRIPT_BYTES);
-    const limits = [input, request].flatMap((s) => [...under(s, 'stdout_limit'), ...under(s, 'stderr_limit')]);
-    expect(limits).toHaveLength(4);
+    const limits = [input, start, request].flatMap((s) => [...under(s, 'stdout_limit'), ...under(s, 'stderr_limit')]);
+    expect(limits).toHaveLength(6);
     for (const l of limits) expect(l.maximum).toBe(MAX_OUTPUT_LIMIT);
     const bytes = under(output, 'bytes');
     expect(bytes.length).toBeGreaterThanOrEqual(2);

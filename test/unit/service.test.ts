@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HelperService } from '../../helper/service.js';
 import { memoryPair, type Transport } from '../../src/protocol/transport.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
+import { RunJournal } from '../../src/enrollment/run-journal.js';
 import { signBinding, type Binding } from '../../src/protocol/token.js';
 import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
@@ -85,6 +86,8 @@ beforeEach(() => {
       mode: 'auto',
     },
     audit: new AuditLog(join(dir, 'state', 'audit.jsonl')),
+    journal: new RunJournal(join(dir, 'journal.runs')),
+    log: () => {},
     onRevoke: () => {},
     alive: () => true,
   });

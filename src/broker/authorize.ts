@@ -1,0 +1,144 @@
+// The path every call about a pane shares (tmux_run, tmux_run_start, wait, cancel): check the
+// script, find the target's live enrollment in the registry, and sign what the helper will check.
+import { RegistryDirError } from '../enrollment/layout.js';
+import { freshId, scriptDigest } from '../enrollment/generation.js';
+import type { EnrollmentRecord } from '../enrollment/record.js';
+import { signBinding, signHeld, type Binding, type HeldOp } from '../protocol/token.js';
+import type { HeldAuth } from '../protocol/messages.js';
+import type { ErrorCode } from '../protocol/errors.js';
+import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
+import { recordProblem, scanRecords } from './registry.js';
+import { authorizationOf, failure, type Authorization, type Target, type ToolResult } from './result.js';
+import { escapeControls } from './escape.js';
+
+/** A refusal made before anything was sent: audited and logged by the caller's `refuse`. */
+export type Refuse = (code: ErrorCode, message: string) => ToolResult;
+
+/** The script's own problems the schema cannot see (bytes over the limit, unpaired surrogates), or undefined. */
+export function scriptProblem(script: string, tool: string): ToolResult | undefined {
+  const bytes = Buffer.byteLength(script, 'utf8');
+  if (bytes > MAX_SCRIPT_BYTES) {
+    return failure(
+      'invalid_arguments',
+      `${tool}: the script is ${bytes} bytes of UTF-8; the limit is ${MAX_SCRIPT_BYTES} bytes`,
+      'not_sent',
+    );
+  }
+  // An unpaired surrogate has no UTF-8 form: it would run (and be digested) as U+FFFD, not as sent.
+  if (/[\uD800-\uDFFF]/u.test(script)) {
+    return failure(
+      'invalid_arguments',
+      `${tool}: the script is not valid Unicode text (it holds an unpaired UTF-16 surrogate, which has no UTF-8 form)`,
+      'not_sent',
+    );
+  }
+  return undefined;
+}
+
+/**
+ * The live, trustworthy enrollment `target` names, or the refusal. `after` is added to the
+ * not_enrolled and stale_generation messages (what became of the runs that pane's helper held).
+ */
+export function resolveTarget(dir: string, target: Target, refuse: Refuse, after = ''): EnrollmentRecord | ToolResult {
+  let records;
+  try {
+    records = scanRecords(dir); // checks the directory first
+  } catch (e) {
+    if (e instanceof RegistryDirError && e.reason === 'missing') {
+      return refuse('not_enrolled', `pane ${target.id} is not enrolled (no pane is)${after}`);
+    }
+    return refuse(e instanceof RegistryDirError ? e.code : 'internal_error', (e as Error).message);
+  }
+  const forPane = records.filter((r) => r.pane_id === target.id);
+  const rec = forPane.find((r) => r.generation === target.generation);
+  if (!rec) {
+    if (forPane.length === 0) {
+      return refuse(
+        'not_enrolled',
+        `pane ${target.id} is not enrolled (source shell/tmux-run.zsh in it, then list panes with tmux_enrolled_panes)${after}`,
+      );
+    }
+    return refuse(
+      'stale_generation',
+      `pane ${target.id} has no enrollment with generation ${target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes${after}`,
+    );
+  }
+  const problem = recordProblem(rec);
+  if (problem) {
+    return refuse(
+      'not_enrolled',
+      `pane ${target.id} has no valid enrollment with generation ${target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes`,
+    );
+  }
+  return rec;
+}
+
+export const isRecord = (x: EnrollmentRecord | ToolResult): x is EnrollmentRecord => !('ok' in x);
+
+/** What a result reports as authorized for a held run that `rec`'s helper names by id and digest. */
+export function heldAuthorization(
+  rec: Pick<EnrollmentRecord, 'server_generation' | 'pane_id' | 'enrollment_generation' | 'process_generation'>,
+  runId: string,
+  digest: string,
+): Authorization {
+  return {
+    state: 'authorized',
+    run_id: runId,
+    script_digest: digest,
+    server_generation: rec.server_generation,
+    pane_id: rec.pane_id,
+    enrollment_generation: rec.enrollment_generation,
+    process_generation: rec.process_generation,
+  };
+}
+
+/** A fresh run bound to `rec`'s generations, its token, and the authorization a result reports. */
+export function authorizeRun(
+  rec: EnrollmentRecord,
+  script: string,
+  limits: { stdout_limit?: number; stderr_limit?: number },
+): { binding: Binding; token: string; auth: Authorization } {
+  const binding: Binding = {
+    run_id: freshId(),
+    script_digest: scriptDigest(script),
+    server_generation: rec.server_generation,
+    pane_id: rec.pane_id,
+    enrollment_generation: rec.enrollment_generation,
+    process_generation: rec.process_generation,
+    stdout_limit: limits.stdout_limit ?? DEFAULT_OUTPUT_LIMIT,
+    stderr_limit: limits.stderr_limit ?? DEFAULT_OUTPUT_LIMIT,
+    issued_at: Date.now(),
+  };
+  return {
+    binding,
+    token: signBinding(Buffer.from(rec.secret, 'hex'), binding),
+    auth: authorizationOf(binding),
+  };
+}
+
+/** Signs a wait, cancel or list request for `rec` now. */
+export function authorizeHeld(rec: EnrollmentRecord, op: HeldOp, runId: string): HeldAuth {
+  const fields = {
+    server_generation: rec.server_generation,
+    pane_id: rec.pane_id,
+    enrollment_generation: rec.enrollment_generation,
+    process_generation: rec.process_generation,
+    issued_at: Date.now(),
+  };
+  return { ...fields, token: signHeld(Buffer.from(rec.secret, 'hex'), op, runId, fields) };
+}
+
+/** The client's reason for a cancellation, as the helper's audit entry may carry it: one line, escaped, at most 300 characters. */
+export function cancelReason(reason: unknown): string | undefined {
+  if (reason === undefined || (reason instanceof Error && reason.name === 'AbortError')) return undefined;
+  const raw =
+    reason instanceof Error
+      ? reason.message
+      : typeof reason === 'string'
+        ? reason
+        : typeof reason === 'number' || typeof reason === 'boolean'
+          ? String(reason)
+          : (JSON.stringify(reason) ?? '');
+  const text = escapeControls(raw.replace(/\s+/g, ' ')).trim();
+  return text ? Array.from(text).slice(0, 300).join('') : undefined;
+}

@@ -1,0 +1,313 @@
+// tmux_run_start, tmux_run_wait, tmux_run_cancel and tmux_runs in the broker. A started run is
+// held by the pane's helper, not by this call: the call returns after wait_ms (or when the run
+// finishes) and the run goes on; wait and cancel find it again by run_id, from any broker.
+import { scriptDigest } from '../enrollment/generation.js';
+import type { EnrollmentRecord } from '../enrollment/record.js';
+import type { HeldRunInfo, Reply, Request } from '../protocol/messages.js';
+import { terminateGroup } from '../os/process-group.js';
+import { ConnectError, connectHelper, exchange } from './helper-client.js';
+import { listEnrolled, recordSocket, scanRecords } from './registry.js';
+import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
+import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
+import { authorizeHeld, authorizeRun, heldAuthorization, isRecord, resolveTarget, scriptProblem } from './authorize.js';
+import { afterHelperLoss, brokerRefusal, resultFromReply, type RunArgs, type RunContext } from './run-tool.js';
+
+/** wait_ms when a call gives none. */
+export const START_WAIT_MS = 0;
+export const WAIT_MS = 10_000;
+
+export interface StartArgs extends RunArgs {
+  wait_ms?: number;
+}
+
+export interface HeldArgs {
+  target: Target;
+  run_id: string;
+  wait_ms?: number;
+}
+
+/** One held run as tmux_runs and `tmux-run runs` show it. */
+export interface RunListing {
+  run_id: string;
+  pane_id: string;
+  generation: string;
+  script_digest: string;
+  state: HeldRunInfo['state'];
+  queued_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  outcome: HeldRunInfo['outcome'];
+  stdout_bytes: number;
+  stderr_bytes: number;
+  held_until: string | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * Sends one request about a held run and turns the helper's answer into the call's result: the
+ * final result, a pending snapshot, or a refusal. `auth` is known for a start; a wait or cancel
+ * learns the script's digest from the helper's `held` frame. A link that breaks first means the
+ * helper died: what it left running is stopped (its journal), and the result says so.
+ */
+function converse(
+  ctx: RunContext,
+  rec: EnrollmentRecord,
+  target: Target,
+  req: Request,
+  runId: string,
+  known: Authorization | undefined,
+  what: string,
+): Promise<LongResult> {
+  return connectHelper(recordSocket(ctx.dir, rec)).then(
+    (t) =>
+      new Promise<LongResult>((resolve) => {
+        const x = exchange(t);
+        let auth = known;
+        let answered = false;
+        let pgid: number | undefined;
+        let settled = false;
+        const settle = (r: LongResult): void => {
+          if (settled) return;
+          settled = true;
+          ctx.signal?.removeEventListener('abort', onAbort);
+          x.close();
+          resolve(r);
+        };
+        // A cancelled call (start or wait) lets go of the run; the helper holds it. No result is sent.
+        const onAbort = (): void => {
+          ctx.log(`${what}: the client cancelled the call; run ${runId.slice(0, 8)} is left to its helper`);
+          settle(failure('cancelled', 'the call was cancelled; the run goes on, held by its helper', 'observed'));
+        };
+        ctx.signal?.addEventListener('abort', onAbort, { once: true });
+        x.onreply = (r: Reply) => {
+          answered = true;
+          switch (r.type) {
+            case 'queued':
+              ctx.onProgress?.({ phase: 'queued', elapsed_ms: 0, stdout_bytes: 0, stderr_bytes: 0 });
+              return;
+            case 'held':
+              auth = heldAuthorization(rec, runId, r.script_digest);
+              return;
+            case 'started':
+              pgid = r.pgid;
+              return;
+            case 'progress':
+              ctx.onProgress?.(r);
+              return;
+            case 'pending':
+              if (!auth) break;
+              settle({
+                pending: {
+                  run_id: runId,
+                  target,
+                  authorization: auth,
+                  state: r.state,
+                  elapsed_ms: r.elapsed_ms,
+                  stdout_bytes: r.stdout_bytes,
+                  stderr_bytes: r.stderr_bytes,
+                },
+              });
+              return;
+            case 'done':
+            case 'error':
+              // Refused before the helper found the run (unknown_run, stale_generation...): nothing changed.
+              if (!auth) {
+                if (r.type === 'error')
+                  settle(failure(r.code, r.message.replace(/; nothing was run$/, ''), 'not_sent'));
+                else break;
+                return;
+              }
+              settle(resultFromReply(r, target, auth));
+              return;
+          }
+          settle(
+            failure('internal_error', `the helper answered ${what} with an unexpected ${r.type} message`, 'observed', {
+              state: 'unknown',
+              authorization: auth ?? null,
+              completion: { state: 'unobserved' },
+            }),
+          );
+        };
+        x.onclose = (e) => {
+          void linkLost(e);
+        };
+        const linkLost = async (e?: Error): Promise<void> => {
+          if (settled) return;
+          if (pgid !== undefined) terminateGroup(pgid);
+          const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
+          if (settled) return;
+          const why = e ? ` (${e.message})` : '';
+          settle(
+            failure(
+              'helper_lost',
+              `the link to the helper of pane ${rec.pane_id} broke${why} during ${what}${reaped ? `; tmux-run ${reaped.detail}` : ''}; what the run did is unknown (the audit trail has what was recorded)`,
+              answered || reaped ? 'observed' : 'possibly_sent',
+              { state: 'unknown', authorization: auth ?? null, completion: { state: 'unobserved' } },
+            ),
+          );
+        };
+        x.send(req);
+      }),
+    async (e: unknown) => {
+      // No helper to talk to. If it died, stop what it left running; the run named here is lost with it.
+      const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
+      if (reaped)
+        return failure(
+          'helper_lost',
+          `the helper of pane ${rec.pane_id} died (pid ${rec.helper_pid}); tmux-run ${reaped.detail}; the run's result is lost, and what it did is unknown (see tmux-run log --run ${runId.slice(0, 8)})`,
+          'observed',
+          {
+            state: reaped.action === 'not_started' ? 'none' : 'unknown',
+            authorization: heldAuthorization(rec, runId, reaped.script_digest),
+            completion: { state: 'unobserved' },
+          },
+        );
+      return failure(
+        'helper_unreachable',
+        `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended, and the runs it held with it; list panes again`,
+        'not_sent',
+      );
+    },
+  );
+}
+
+/** tmux_run_start: authorize and queue like tmux_run, then return after wait_ms or when the run ends. */
+export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResult> {
+  const v = validateStartInput(raw);
+  if (!v.ok) return failure('invalid_arguments', `invalid tmux_run_start arguments: ${v.message}`, 'not_sent');
+  const args = raw as StartArgs;
+  const bad = scriptProblem(args.script, 'tmux_run_start');
+  if (bad) return bad;
+  const digest = scriptDigest(args.script);
+  const resolved = resolveTarget(
+    ctx.dir,
+    args.target,
+    brokerRefusal(ctx, {
+      pane_id: args.target.id,
+      script_digest: digest,
+      tag: `start (sha256 ${digest.slice(0, 12)})`,
+    }),
+  );
+  if (!isRecord(resolved)) return resolved;
+  const { binding, token, auth } = authorizeRun(resolved, args.script, args);
+  const tag = `start ${binding.run_id.slice(0, 8)} (sha256 ${digest.slice(0, 12)})`;
+  if (ctx.signal?.aborted)
+    return brokerRefusal(ctx, { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag })(
+      'cancelled',
+      'the call was cancelled before it was sent',
+    );
+  const r = await converse(
+    ctx,
+    resolved,
+    args.target,
+    {
+      type: 'start',
+      binding,
+      token,
+      script: args.script,
+      progress: ctx.onProgress !== undefined,
+      wait_ms: args.wait_ms ?? START_WAIT_MS,
+    },
+    binding.run_id,
+    auth,
+    'tmux_run_start',
+  );
+  // The helper was never reached: the refusal is the broker's, as for tmux_run.
+  if (!('pending' in r) && !r.ok && r.error.code === 'helper_unreachable') {
+    return brokerRefusal(ctx, { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag })(
+      'helper_unreachable',
+      r.error.message.replace(/; nothing was run$/, ''),
+    );
+  }
+  return r;
+}
+
+/** tmux_run_wait and tmux_run_cancel: find the held run on the target's helper and wait for it (cancelling it first). */
+export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'cancel_held'): Promise<LongResult> {
+  const name = op === 'wait' ? 'tmux_run_wait' : 'tmux_run_cancel';
+  const v = op === 'wait' ? validateWaitInput(raw) : validateCancelInput(raw);
+  if (!v.ok) return failure('invalid_arguments', `invalid ${name} arguments: ${v.message}`, 'not_sent');
+  const args = raw as HeldArgs;
+  const resolved = resolveTarget(
+    ctx.dir,
+    args.target,
+    (code, message) => failure(code, message, 'not_sent'),
+    `; runs held by a pane's helper end with its enrollment, and the audit trail keeps their outcomes (tmux-run log --run ${args.run_id.slice(0, 8)})`,
+  );
+  if (!isRecord(resolved)) return resolved;
+  return converse(
+    ctx,
+    resolved,
+    args.target,
+    {
+      type: op,
+      run_id: args.run_id,
+      wait_ms: args.wait_ms ?? WAIT_MS,
+      progress: ctx.onProgress !== undefined,
+      auth: authorizeHeld(resolved, op, args.run_id),
+    },
+    args.run_id,
+    undefined,
+    name,
+  );
+}
+
+/** Asks one helper for the runs it holds; undefined when it does not answer within `ms`. */
+async function heldRunsOf(dir: string, rec: EnrollmentRecord, ms = 2000): Promise<HeldRunInfo[] | undefined> {
+  let t;
+  try {
+    t = await connectHelper(recordSocket(dir, rec), ms);
+  } catch {
+    return undefined;
+  }
+  return new Promise((resolve) => {
+    const x = exchange(t);
+    const timer = setTimeout(() => {
+      x.close();
+      resolve(undefined);
+    }, ms);
+    x.onreply = (r) => {
+      clearTimeout(timer);
+      x.close();
+      resolve(r.type === 'runs' ? r.runs : undefined);
+    };
+    x.onclose = () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    };
+    x.send({ type: 'list', auth: authorizeHeld(rec, 'list', '') });
+  });
+}
+
+/** The runs every live helper holds (dead ones are cleaned up on the way, their runs stopped). */
+export async function listHeldRuns(
+  dir: string,
+  opts: { by?: 'broker' | 'cli'; audit?: RunContext['audit'] } = {},
+): Promise<RunListing[]> {
+  const panes = await listEnrolled(dir, { cleanup: true, ...opts });
+  const records = scanRecords(dir);
+  const lists = await Promise.all(
+    panes.map(async (p) => {
+      const rec = records.find((r) => r.enrollment_generation === p.enrollment_generation);
+      const runs = rec ? await heldRunsOf(dir, rec) : undefined;
+      return (runs ?? []).map((r): RunListing => ({
+        run_id: r.run_id,
+        pane_id: p.pane_id,
+        generation: p.generation,
+        script_digest: r.script_digest,
+        state: r.state,
+        queued_at: iso(r.queued_at)!,
+        started_at: iso(r.started_at),
+        finished_at: iso(r.finished_at),
+        outcome: r.outcome,
+        stdout_bytes: r.stdout_bytes,
+        stderr_bytes: r.stderr_bytes,
+        held_until: iso(r.held_until),
+      }));
+    }),
+  );
+  return lists.flat().sort((a, b) => a.queued_at.localeCompare(b.queued_at));
+}
+
+export type { ToolResult };

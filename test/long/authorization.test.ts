@@ -3,15 +3,17 @@
 // time; anything else is refused and changes nothing.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { HeldAuth, Request } from '../../src/protocol/messages.js';
 import { signHeld, type HeldOp } from '../../src/protocol/token.js';
-import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
-import { recordOf } from '../security/support.js';
-import { markerDir } from '../faults/support.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { useServer } from '../support/lifecycle.js';
+import { markerDir } from '../support/markers.js';
+import type { McpHandle } from '../support/mcp.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 import { exchangeAll, runIdOf, start, wait } from './support.js';
 
 function auth(
@@ -41,6 +43,7 @@ const heldReq = (op: 'wait' | 'cancel_held', runId: string, a: HeldAuth): Reques
 });
 
 describe('requests about held runs are authorized like runs', () => {
+  const scope = useServer();
   let server: TmuxServer;
   let a: PaneListing;
   let b: PaneListing;
@@ -51,23 +54,17 @@ describe('requests about held runs are authorized like runs', () => {
   let marks: string;
 
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ listing: a } = await enrolledPane(server));
     ({ listing: b } = await enrolledPane(server));
     recA = recordOf(server, a);
     recB = recordOf(server, b);
-    mcp = await startMcp(server);
+    mcp = await scope.startMcp();
     marks = markerDir(server);
     // A run in pane A that would leave a marker if it were cancelled.
     const s = await start(mcp.client, a, `trap "touch '${marks}/stopped'" TERM; sleep 30 & wait`);
     runId = runIdOf(s);
     await waitUntil(async () => (await wait(mcp.client, a, runId, 0)).pending?.state === 'running', 8000, 'the run');
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
   });
 
   const stillRunning = async (): Promise<void> => {

@@ -2,11 +2,14 @@
 // tmux_run_wait with the run_id it returned), and the tmux-run CLI (`runs`, `log`).
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { brokerEnv, enrolledPane, MCP_BIN, ROOT, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, type TmuxServer } from '../support/tmux.js';
-import { cliEnv, runCli } from '../security/support.js';
+import { runCli } from '../support/cli.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { useServer } from '../support/lifecycle.js';
+import type { McpHandle } from '../support/mcp.js';
+import { MCP_BIN, ROOT, productEnv } from '../support/product.js';
+import type { TmuxServer } from '../support/server.js';
 import { cancel, finalOf, runIdOf, start, validateLong } from './support.js';
 
 const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
@@ -16,27 +19,22 @@ function inspector(server: TmuxServer, args: string[]): Promise<{ code: number; 
     execFile(
       process.execPath,
       [INSPECTOR, process.execPath, MCP_BIN, ...args, '--', '--enable-tool', 'tmux_run'],
-      { env: brokerEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
+      { env: productEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
       (e, stdout, stderr) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
     );
   });
 }
 
 describe('long runs through other clients', () => {
+  const scope = useServer();
   let server: TmuxServer;
   let listing: PaneListing;
   let mcp: McpHandle;
 
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ listing } = await enrolledPane(server));
-    mcp = await startMcp(server);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
+    mcp = await scope.startMcp();
   });
 
   it('the Inspector CLI starts a run with tmux_run_start, then fetches its result with tmux_run_wait', async () => {
@@ -80,7 +78,7 @@ describe('long runs through other clients', () => {
   it('tmux-run runs lists held runs (table and --json); tmux-run log shows held, wait and cancel', async () => {
     const finished = await start(mcp.client, listing, 'echo listed; exit 5', { wait_ms: 10_000 });
     const running = await start(mcp.client, listing, 'sleep 100');
-    const json = await runCli(['runs', '--json'], cliEnv(server));
+    const json = await runCli(['runs', '--json'], productEnv(server));
     expect(json.code, json.stderr).toBe(0);
     const list = JSON.parse(json.stdout) as Array<Record<string, any>>;
     expect(list.find((r) => r.run_id === runIdOf(finished))).toMatchObject({
@@ -91,7 +89,7 @@ describe('long runs through other clients', () => {
       stdout_bytes: 7,
     });
     expect(['queued', 'running']).toContain(list.find((r) => r.run_id === runIdOf(running))?.state);
-    const table = await runCli(['runs'], cliEnv(server));
+    const table = await runCli(['runs'], productEnv(server));
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^RUN +PANE +STATE +OUTCOME/);
     expect(table.stdout).toContain(runIdOf(finished));
@@ -100,14 +98,14 @@ describe('long runs through other clients', () => {
     const stopped = await cancel(mcp.client, listing, runIdOf(running), 10_000);
     expect(stopped.error.code).toBe('cancelled');
     await finalOf(mcp.client, listing, runIdOf(finished));
-    const log = await runCli(['log', '--json', '--run', runIdOf(running)], cliEnv(server));
+    const log = await runCli(['log', '--json', '--run', runIdOf(running)], productEnv(server));
     const events = log.stdout
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, any>);
     expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['held', 'start', 'cancel', 'end']));
     expect(events.find((e) => e.event === 'cancel')).toMatchObject({ outcome: 'finished', state: 'running' });
-    const waits = await runCli(['log', '--run', runIdOf(finished)], cliEnv(server));
+    const waits = await runCli(['log', '--run', runIdOf(finished)], productEnv(server));
     expect(waits.stdout).toMatch(/ wait +finished/);
   });
 });

@@ -3,9 +3,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enrolledPane, callRun } from '../support/mcp.js';
-import { processAlive, waitUntil } from '../support/tmux.js';
-import { auditEntries, groupGone, groupMembers, markerDir, sleep, withServer } from '../faults/support.js';
+import { auditEntries } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { withServer } from '../support/lifecycle.js';
+import { markerDir } from '../support/markers.js';
+import { callRun } from '../support/mcp.js';
+import { groupGone, groupMembers, processAlive } from '../support/processes.js';
+import { sleep, waitUntil } from '../support/waiting.js';
 import { finalOf, runIdOf, start, wait } from './support.js';
 
 const textOf = (path: string): string | undefined =>
@@ -14,9 +18,9 @@ const until = (path: string, what: string): Promise<string> => waitUntil(() => t
 
 describe('long runs under faults', () => {
   it('a broker killed while its started runs are running and queued: both finish, a new broker fetches them', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const doomed = await open(server);
+      const doomed = await scope.startMcp();
       const marks = markerDir(server);
       const running = await start(doomed.client, listing, `echo $$ > '${marks}/first'; sleep 1.5; echo first`);
       const queued = await start(doomed.client, listing, 'echo second');
@@ -24,7 +28,7 @@ describe('long runs under faults', () => {
       await until(join(marks, 'first'), 'the first run to start');
       process.kill(doomed.pid!, 'SIGKILL');
       await waitUntil(() => !processAlive(doomed.pid!), 5000, 'the broker to die');
-      const fresh = await open(server);
+      const fresh = await scope.startMcp();
       const a = await finalOf(fresh.client, listing, runIdOf(running));
       const b = await finalOf(fresh.client, listing, runIdOf(queued));
       expect(a.data.stdout.data).toBe('first\n');
@@ -33,9 +37,9 @@ describe('long runs under faults', () => {
   });
 
   it('a helper killed mid-run: the run group is stopped, the wait says helper_lost, the audit trail says what happened', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       // Ignores SIGTERM: only the SIGKILL that follows ends it.
       const running = await start(
@@ -69,9 +73,9 @@ describe('long runs under faults', () => {
   });
 
   it('the orphan window: a helper SIGKILLed right after spawning a started run leaves nothing running', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server, { env: { TMUX_RUN_TEST_DIE_AFTER_SPAWN: '1' } });
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const s = await start(mcp.client, listing, `echo $$ > '${marks}/pgid'; sleep 100 & wait`);
       const pgid = Number(await until(join(marks, 'pgid'), 'the run to start'));
@@ -90,9 +94,9 @@ describe('long runs under faults', () => {
   });
 
   it('the orphan window for tmux_run: the broker finds the run it was never told about and stops it', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { listing } = await enrolledPane(server, { env: { TMUX_RUN_TEST_DIE_AFTER_SPAWN: '1' } });
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const r = await callRun(mcp.client, listing, `echo $$ > '${marks}/pgid'; sleep 100 & wait`);
       expect(r.structured.error).toMatchObject({ code: 'helper_lost' });
@@ -106,9 +110,9 @@ describe('long runs under faults', () => {
   });
 
   it('a closed pane: held runs end with the enrollment; a wait says so', async () => {
-    await withServer(async (server, open) => {
+    await withServer(async (server, scope) => {
       const { pane, listing } = await enrolledPane(server);
-      const mcp = await open(server);
+      const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const done = await start(mcp.client, listing, 'echo kept', { wait_ms: 10_000 });
       expect(done.ok).toBe(true);

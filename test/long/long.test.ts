@@ -3,32 +3,31 @@
 // broker), cancel works queued and running, and at most 32 finished results are held per pane.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { scriptDigest } from '../../src/enrollment/generation.js';
-import { enrolledPane, startMcp, type McpHandle } from '../support/mcp.js';
-import { assertNoLeftovers, startServer, waitUntil, type TmuxServer } from '../support/tmux.js';
-import { auditEntries, groupGone, markerDir } from '../faults/support.js';
-import { callRun } from '../support/mcp.js';
+import { auditEntries } from '../support/audit.js';
+import { enrolledPane } from '../support/enrollment.js';
+import { useServer } from '../support/lifecycle.js';
+import { markerDir } from '../support/markers.js';
+import { callRun, type McpHandle } from '../support/mcp.js';
+import { groupGone } from '../support/processes.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
 import { callLong, cancel, finalOf, heldRuns, runIdOf, start, targetOf, wait } from './support.js';
 
 describe('long runs', () => {
+  const scope = useServer();
   let server: TmuxServer;
   let listing: PaneListing;
   let mcp: McpHandle;
   let marks: string;
 
   beforeAll(async () => {
-    server = await startServer();
+    server = scope.server;
     ({ listing } = await enrolledPane(server));
-    mcp = await startMcp(server);
+    mcp = await scope.startMcp();
     marks = markerDir(server);
-  });
-
-  afterAll(async () => {
-    await mcp?.close();
-    await server.kill();
-    expect(assertNoLeftovers(server)).toEqual([]);
   });
 
   it('lists the four tools with --enable-tool tmux_run, with sensible annotations', async () => {
@@ -61,7 +60,7 @@ describe('long runs', () => {
     const pending = await wait(mcp.client, listing, runId, 0);
     expect(pending.pending).toMatchObject({ run_id: runId, state: 'running' });
     expect(pending.pending.elapsed_ms).toBeGreaterThanOrEqual(2000);
-    const other = await startMcp(server);
+    const other = await scope.startMcp();
     try {
       const final = await finalOf(other.client, listing, runId);
       expect(final.ok).toBe(true);

@@ -158,14 +158,15 @@ async function main(): Promise<void> {
     ending = true;
     log(`ending: ${why}`);
     removeQuietly(recordPath(dir, enrollment));
+    // Only a record leads anyone to the journal: without it the journal is of no use. The runs
+    // being stopped now are SIGKILLed on exit if their grace is not over (src/os/process-group.ts).
+    journal.remove();
     removeQuietly(sock);
     server?.close();
     if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
     else service.shutdown('the enrolled shell has exited');
     const finish = (): void => {
       channelFiles(base).forEach(removeQuietly);
-      // Every run has reported (or the wait ran out and exiting SIGKILLs what is left of it).
-      journal.remove();
       shell.close();
       process.exit(code);
     };

@@ -40,10 +40,13 @@ export function uptimeTicks(): number {
 /** The helper's writer: every note is appended synchronously before the helper goes on. */
 export class RunJournal {
   private readonly open = new Set<string>();
+  /** Removed with the enrollment: later notes (runs reporting while the helper ends) write nothing. */
+  private removed = false;
   constructor(readonly path: string) {}
 
   /** Appends one entry; throws when it could not be written whole. */
   note(e: JournalEntry): void {
+    if (this.removed) return;
     const fd = openSync(
       this.path,
       constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
@@ -72,6 +75,7 @@ export class RunJournal {
   }
 
   remove(): void {
+    this.removed = true;
     removeQuietly(this.path);
   }
 }

@@ -42,7 +42,14 @@ describe('the MCP Inspector CLI as a client', () => {
     const on = await inspector(server, ['--method', 'tools/list'], ['--enable-tool', 'tmux_run']);
     expect(on.code).toBe(0);
     const names = (JSON.parse(on.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['tmux_enrolled_panes', 'tmux_run']);
+    expect(names).toEqual([
+      'tmux_enrolled_panes',
+      'tmux_run',
+      'tmux_run_cancel',
+      'tmux_run_start',
+      'tmux_run_wait',
+      'tmux_runs',
+    ]);
     const off = await inspector(server, ['--method', 'tools/list'], []);
     expect((JSON.parse(off.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual([
       'tmux_enrolled_panes',

@@ -38,7 +38,14 @@ function runMcp(args: string[]): Promise<{ code: number | null; stderr: string; 
 describe('tools/list', () => {
   it('offers tmux_run only with --enable-tool tmux_run', async () => {
     const on = (await fx.mcp.client.listTools()).tools.map((t) => t.name).sort();
-    expect(on).toEqual(['tmux_enrolled_panes', 'tmux_run']);
+    expect(on).toEqual([
+      'tmux_enrolled_panes',
+      'tmux_run',
+      'tmux_run_cancel',
+      'tmux_run_start',
+      'tmux_run_wait',
+      'tmux_runs',
+    ]);
     const off = (await disabled.client.listTools()).tools.map((t) => t.name);
     expect(off).toEqual(['tmux_enrolled_panes']);
   });

@@ -66,8 +66,16 @@ export function exchange(t: Transport): Exchange {
   return x;
 }
 
-/** Sends a ping and resolves with the pong, or undefined when the helper does not answer in time. */
-export async function ping(path: string, timeoutMs = 1000): Promise<Extract<Reply, { type: 'pong' }> | undefined> {
+/**
+ * Sends one request on a fresh link and resolves with the first reply `pick` accepts, or undefined
+ * when the helper does not connect or answer within `timeoutMs` (or answers something else).
+ */
+export async function askOnce<T>(
+  path: string,
+  request: Request,
+  pick: (reply: Reply) => T | undefined,
+  timeoutMs = 1000,
+): Promise<T | undefined> {
   let t: Transport;
   try {
     t = await connectHelper(path, timeoutMs);
@@ -83,12 +91,16 @@ export async function ping(path: string, timeoutMs = 1000): Promise<Extract<Repl
     x.onreply = (r) => {
       clearTimeout(timer);
       x.close();
-      resolve(r.type === 'pong' ? r : undefined);
+      resolve(pick(r));
     };
     x.onclose = () => {
       clearTimeout(timer);
       resolve(undefined);
     };
-    x.send({ type: 'ping' });
+    x.send(request);
   });
 }
+
+/** Sends a ping and resolves with the pong, or undefined when the helper does not answer in time. */
+export const ping = (path: string, timeoutMs = 1000): Promise<Extract<Reply, { type: 'pong' }> | undefined> =>
+  askOnce(path, { type: 'ping' }, (r) => (r.type === 'pong' ? r : undefined), timeoutMs);

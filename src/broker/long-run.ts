@@ -5,7 +5,7 @@ import { scriptDigest } from '../enrollment/generation.js';
 import type { EnrollmentRecord } from '../enrollment/record.js';
 import type { HeldRunInfo, Reply, Request } from '../protocol/messages.js';
 import { terminateGroup } from '../os/process-group.js';
-import { ConnectError, connectHelper, exchange } from './helper-client.js';
+import { askOnce, ConnectError, connectHelper, exchange } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
@@ -255,29 +255,12 @@ export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'canc
 
 /** Asks one helper for the runs it holds; undefined when it does not answer within `ms`. */
 async function heldRunsOf(dir: string, rec: EnrollmentRecord, ms = 2000): Promise<HeldRunInfo[] | undefined> {
-  let t;
-  try {
-    t = await connectHelper(recordSocket(dir, rec), ms);
-  } catch {
-    return undefined;
-  }
-  return new Promise((resolve) => {
-    const x = exchange(t);
-    const timer = setTimeout(() => {
-      x.close();
-      resolve(undefined);
-    }, ms);
-    x.onreply = (r) => {
-      clearTimeout(timer);
-      x.close();
-      resolve(r.type === 'runs' ? r.runs : undefined);
-    };
-    x.onclose = () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    };
-    x.send({ type: 'list', auth: authorizeHeld(rec, 'list', '') });
-  });
+  return askOnce(
+    recordSocket(dir, rec),
+    { type: 'list', auth: authorizeHeld(rec, 'list', '') },
+    (r) => (r.type === 'runs' ? r.runs : undefined),
+    ms,
+  );
 }
 
 /** The runs every live helper holds (dead ones are cleaned up on the way, their runs stopped). */

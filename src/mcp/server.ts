@@ -31,13 +31,8 @@ import {
   RUNS_TOOL,
   START_TOOL,
   WAIT_TOOL,
-  cancelTool,
-  panesTool,
-  runTool,
-  runsTool,
-  startTool,
-  waitTool,
-} from './tools.js';
+} from './names.js';
+import { cancelTool, panesTool, runTool, runsTool, startTool, waitTool } from './tools.js';
 
 type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
 

@@ -15,17 +15,6 @@ import { DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../pro
 
 import { CANCEL_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
 
-export {
-  CANCEL_TOOL,
-  LONG_RUN_TOOLS,
-  OPT_IN_TOOLS,
-  PANES_TOOL,
-  RUN_TOOL,
-  RUNS_TOOL,
-  START_TOOL,
-  WAIT_TOOL,
-} from './names.js';
-
 export const panesTool = {
   name: PANES_TOOL,
   title: 'List enrolled tmux panes',

@@ -22,7 +22,7 @@ import {
 } from '../src/protocol/token.js';
 import { uptimeTicks, type RunJournal } from '../src/enrollment/run-journal.js';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns } from './held-runs.js';
-import { nothingRan, type ErrorCode } from '../src/protocol/errors.js';
+import type { ErrorCode } from '../src/protocol/errors.js';
 import { MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../src/protocol/limits.js';
 import { scriptDigest } from '../src/enrollment/generation.js';
 import { procStat, procUmask } from '../src/os/proc.js';
@@ -834,7 +834,7 @@ function info(job: Job): HeldRunInfo {
   };
 }
 
-/** An error reply; one for a script that never started says "nothing was run" after its message. */
+/** An error reply; `ran` false (the script never started) makes the broker say "nothing was run" after the message. */
 function err(code: ErrorCode, message: string, run_id?: string, ran = false): ErrorReply {
-  return { type: 'error', code, message: ran ? message : nothingRan(message), ran, ...(run_id ? { run_id } : {}) };
+  return { type: 'error', code, message, ran, ...(run_id ? { run_id } : {}) };
 }

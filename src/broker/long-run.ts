@@ -10,7 +10,14 @@ import { listEnrolled, recordSocket, scanRecords } from './registry.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
 import { authorizeHeld, authorizeRun, heldAuthorization, isRecord, resolveTarget, scriptProblem } from './authorize.js';
-import { afterHelperLoss, brokerRefusal, resultFromReply, type RunArgs, type RunContext } from './run-tool.js';
+import {
+  afterHelperLoss,
+  auditRefusal,
+  brokerRefusal,
+  resultFromReply,
+  type RunArgs,
+  type RunContext,
+} from './run-tool.js';
 
 /** wait_ms when a call gives none. */
 export const START_WAIT_MS = 0;
@@ -113,8 +120,7 @@ function converse(
             case 'error':
               // Refused before the helper found the run (unknown_run, stale_generation...): nothing changed.
               if (!auth) {
-                if (r.type === 'error')
-                  settle(failure(r.code, r.message.replace(/; nothing was run$/, ''), 'not_sent'));
+                if (r.type === 'error') settle(failure(r.code, r.message, 'not_sent'));
                 else break;
                 return;
               }
@@ -215,9 +221,10 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
   );
   // The helper was never reached: the refusal is the broker's, as for tmux_run.
   if (!('pending' in r) && !r.ok && r.error.code === 'helper_unreachable') {
-    return brokerRefusal(ctx, { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag })(
+    auditRefusal(
+      ctx,
+      { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag },
       'helper_unreachable',
-      r.error.message.replace(/; nothing was run$/, ''),
     );
   }
   return r;

@@ -8,7 +8,7 @@ import { terminateGroup } from '../os/process-group.js';
 import { recordSocket } from './registry.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { failure, encodeStream, type Authorization, type Target, type ToolResult } from './result.js';
-import type { ErrorCode } from '../protocol/errors.js';
+import { nothingRan, type ErrorCode } from '../protocol/errors.js';
 import { validateRunInput } from './contract.js';
 import { authorizeRun, cancelReason, isRecord, resolveTarget, scriptProblem } from './authorize.js';
 import { helperAlive, reapDeadHelper, type Reaped } from './orphans.js';
@@ -39,20 +39,25 @@ export interface RunContext {
 }
 
 /** A refusal before anything was sent, audited and logged as the broker's. */
-export function brokerRefusal(
-  ctx: RunContext,
-  run: { run_id?: string; pane_id: string; script_digest?: string; tag: string },
-): (code: ErrorCode, message: string) => ToolResult {
+type RefusedRun = { run_id?: string; pane_id: string; script_digest?: string; tag: string };
+
+/** Records a refusal the broker made (nothing was sent) in the audit trail and the server's log. */
+export function auditRefusal(ctx: RunContext, run: RefusedRun, code: ErrorCode): void {
+  ctx.audit.tryAppend({
+    event: 'refused',
+    run_id: run.run_id ?? '',
+    pane_id: run.pane_id,
+    ...(run.script_digest ? { script_digest: run.script_digest } : {}),
+    outcome: code,
+    by: 'broker',
+  });
+  ctx.log(`${run.tag} refused: ${code}`);
+}
+
+/** A refuser for one call: audits the refusal and returns its not_sent result. */
+export function brokerRefusal(ctx: RunContext, run: RefusedRun): (code: ErrorCode, message: string) => ToolResult {
   return (code, message) => {
-    ctx.audit.tryAppend({
-      event: 'refused',
-      run_id: run.run_id ?? '',
-      pane_id: run.pane_id,
-      ...(run.script_digest ? { script_digest: run.script_digest } : {}),
-      outcome: code,
-      by: 'broker',
-    });
-    ctx.log(`${run.tag} refused: ${code}`);
+    auditRefusal(ctx, run, code);
     return failure(code, message, 'not_sent');
   };
 }
@@ -76,7 +81,7 @@ export function resultFromReply(
     };
   return failure(
     r.code,
-    r.message,
+    r.ran ? r.message : nothingRan(r.message),
     'observed',
     r.ran
       ? {

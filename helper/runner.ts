@@ -4,6 +4,7 @@ import { constants as osConstants } from 'node:os';
 import type { Completion } from '../src/protocol/messages.js';
 import { groupAlive } from '../src/os/proc.js';
 import { terminateGroup } from '../src/os/process-group.js';
+import { monotonicMs } from '../src/protocol/trace.js';
 
 export interface RunSpec {
   script: string;
@@ -47,6 +48,9 @@ export class Run {
   private startedAt = 0;
   private resolve!: (o: RunOutcome) => void;
   private finished = false;
+  /** When /bin/sh exited and when the run ended (output drained), on the trace's clock. */
+  exitedAt: number | undefined;
+  endedAt: number | undefined;
 
   constructor(private readonly spec: RunSpec) {
     this.done = new Promise((r) => (this.resolve = r));
@@ -84,6 +88,7 @@ export class Run {
       if (this.completion) this.end('completed');
     });
     child.once('exit', (code, signal) => {
+      this.exitedAt = monotonicMs();
       this.completion =
         signal !== null
           ? { state: 'signaled', exit_status: null, signal: signalNumber(signal) }
@@ -119,6 +124,7 @@ export class Run {
   private end(reason: EndReason, error?: string): void {
     if (this.finished) return;
     this.finished = true;
+    this.endedAt = monotonicMs();
     const final = this.reason ?? reason;
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();

@@ -30,6 +30,7 @@ import { Run, type RunOutcome } from './runner.js';
 import type { AuditLog } from '../src/audit/audit-log.js';
 import type { ShellChannel } from './shell-channel.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
+import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
@@ -78,6 +79,8 @@ interface Job {
   cancelReason?: string;
   /** The journal names this run (its end must be noted). */
   journaled?: boolean;
+  /** This run's stamps, when the request asked for a trace (returned in the final reply). */
+  trace?: Stamps;
   run?: Run;
   /** Withdraws the question put to the shell for this job, if one is pending. */
   withdraw?: AbortController;
@@ -129,13 +132,14 @@ export class HelperService {
   attach(t: Transport): void {
     this.links.set(t, []);
     t.onmessage = (raw) => {
+      const received = monotonicMs();
       const checked = checkRequest(raw);
       if (!checked.ok) {
         t.send(err('bad_request', `malformed request: ${checked.error}`));
         t.close();
         return;
       }
-      this.handle(checked.value, t);
+      this.handle(checked.value, t, received);
     };
     t.onclose = () => {
       // The caller is gone (cancelled, or its server died): its runs stop, queued ones never
@@ -158,7 +162,16 @@ export class HelperService {
       return;
     }
     job.waiters.add(w);
-    this.links.get(w.t)?.push({ job, w });
+    const mine = this.links.get(w.t);
+    if (mine) {
+      // A broker keeps its link open for the runs that follow: forget the waiters already answered.
+      if (mine.length >= 8) {
+        const open = mine.filter((e) => e.job.waiters.has(e.w));
+        mine.length = 0;
+        mine.push(...open);
+      }
+      mine.push({ job, w });
+    }
     if (waitMs !== undefined) {
       const pending = (): void => {
         if (!job.waiters.delete(w)) return;
@@ -201,7 +214,7 @@ export class HelperService {
     return st !== undefined && st.tpgid > 0 && st.tpgid !== st.pgrp;
   }
 
-  private handle(req: Request, t: Transport): Job | undefined {
+  private handle(req: Request, t: Transport, received = monotonicMs()): Job | undefined {
     switch (req.type) {
       case 'ping': {
         let cwd: string | null;
@@ -249,7 +262,7 @@ export class HelperService {
       }
       case 'run':
       case 'start':
-        return this.accept(req, t);
+        return this.accept(req, t, received);
       case 'wait':
       case 'cancel_held':
         this.waitOrCancel(req, t);
@@ -336,7 +349,7 @@ export class HelperService {
     );
   }
 
-  private accept(req: Extract<Request, { type: 'run' | 'start' }>, t: Transport): Job | undefined {
+  private accept(req: Extract<Request, { type: 'run' | 'start' }>, t: Transport, received: number): Job | undefined {
     const b = req.binding;
     const rec = this.d.record;
     const refuse = (code: ErrorCode, message: string): undefined => {
@@ -394,6 +407,7 @@ export class HelperService {
       held,
       state: 'queued',
       waiters: new Set(),
+      ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
     };
     if (held) {
       this.held.add(job);
@@ -415,6 +429,7 @@ export class HelperService {
       run_id: b.run_id,
       position: this.queue.length - 1 + (this.current ? 1 : 0),
     } satisfies Reply);
+    if (job.trace) job.trace.queued = monotonicMs();
     this.addWaiter(job, { t, progress: req.progress, owner: !held }, held ? req.wait_ms : undefined);
     void this.pump();
     return job;
@@ -463,6 +478,10 @@ export class HelperService {
     if (job.held) {
       job.final = reply;
       this.held.finished(job);
+    }
+    if (job.trace) {
+      job.trace.replied = monotonicMs();
+      (reply as { trace?: Stamps }).trace = job.trace;
     }
     const waiters = [...job.waiters];
     job.waiters.clear();
@@ -587,6 +606,7 @@ export class HelperService {
       return refuse('shell_busy', 'the shell is running a command in the foreground (retry when its prompt is back)');
     }
     job.withdraw = new AbortController();
+    if (job.trace) job.trace.asked = monotonicMs();
     const answer = await this.d.shell.ask(ASK_TIMEOUT_MS, {
       run: { runId: b.run_id, digest: b.script_digest, script: job.script },
       signal: job.withdraw.signal,
@@ -596,6 +616,10 @@ export class HelperService {
         this.sendProgress(job);
       },
     });
+    if (job.trace) {
+      if (answer.ok && answer.answeredAt !== undefined) job.trace.answered = answer.answeredAt;
+      job.trace.snapshot = monotonicMs();
+    }
     if (job.state === 'awaiting_approval') job.state = 'queued';
     job.withdraw = undefined;
     if (job.cancelled || this.ended) {
@@ -681,6 +705,7 @@ export class HelperService {
     } catch (e) {
       return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
     }
+    if (job.trace) job.trace.audited = monotonicMs();
     const run = new Run({
       script: job.script,
       cwd,
@@ -691,6 +716,7 @@ export class HelperService {
     });
     job.run = run;
     const pgid = run.start();
+    if (job.trace) job.trace.spawned = monotonicMs();
     if (pgid !== undefined) {
       if (DIE_AFTER_SPAWN) process.kill(process.pid, 'SIGKILL');
       this.d.journal.tryNote(
@@ -704,6 +730,10 @@ export class HelperService {
     }
     if (job.cancelled) run.stop('cancelled');
     const o = await run.done;
+    if (job.trace) {
+      job.trace.exited = run.exitedAt;
+      job.trace.drained = run.endedAt;
+    }
     this.report(job, o);
   }
 
@@ -742,23 +772,27 @@ export class HelperService {
           : 'the run was cancelled;';
     const outcome =
       o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
-    this.d.audit.tryAppend({
-      event: 'end',
-      run_id: b.run_id,
-      pane_id: this.d.record.pane_id,
-      script_digest: b.script_digest,
-      outcome,
-      ran: true,
-      ...(why ? { detail: stopDetail(job, why) } : {}),
-      exit_status: c?.exit_status ?? null,
-      signal: c?.signal ?? null,
-      stdout_bytes: o.stdoutBytes,
-      stderr_bytes: o.stderrBytes,
-      duration_ms: o.durationMs,
+    // The reply goes first (settled below, in this same turn); the audit trail's end entry and the
+    // notice follow at once, so that the caller does not wait for them.
+    queueMicrotask(() => {
+      this.d.audit.tryAppend({
+        event: 'end',
+        run_id: b.run_id,
+        pane_id: this.d.record.pane_id,
+        script_digest: b.script_digest,
+        outcome,
+        ran: true,
+        ...(why ? { detail: stopDetail(job, why) } : {}),
+        exit_status: c?.exit_status ?? null,
+        signal: c?.signal ?? null,
+        stdout_bytes: o.stdoutBytes,
+        stderr_bytes: o.stderrBytes,
+        duration_ms: o.durationMs,
+      });
+      this.d.shell.notify(
+        `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`,
+      );
     });
-    this.d.shell.notify(
-      `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`,
-    );
     switch (o.reason) {
       case 'completed':
         if (!c) break;

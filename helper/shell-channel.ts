@@ -8,6 +8,7 @@ import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
 import { CHANNEL } from '../src/enrollment/layout.js';
 import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields, type RunDetails } from './approval.js';
+import { monotonicMs } from '../src/protocol/trace.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
@@ -18,8 +19,10 @@ export type Snapshot = { cwd: string; env: Record<string, string> };
  * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
  */
 export type Approval = 'auto' | 'yes' | 'always' | 'remembered';
+/** `answeredAt` (ok): when the editor's answer arrived (src/protocol/trace.ts clock), before the snapshot was read. */
 export type AskResult =
-  { ok: true; snapshot: Snapshot; approval: Approval } | { ok: false; reason: string; timeoutS?: number };
+  | { ok: true; snapshot: Snapshot; approval: Approval; answeredAt?: number }
+  | { ok: false; reason: string; timeoutS?: number };
 /** The shell's approval mode as of its last prompt. */
 export type ApproveMode = 'ask' | 'auto' | 'unknown';
 
@@ -209,6 +212,7 @@ export class ShellChannel {
       expire(timeoutMs);
       this.write(`Q ${nonce}`);
     });
+    const answeredAt = monotonicMs();
     if (!('k' in result)) return result;
     let data: Buffer;
     try {
@@ -222,7 +226,7 @@ export class ShellChannel {
       return { ok: false, reason: 'snapshot_failed' };
     }
     const snapshot = parseSnapshot(data, nonce);
-    return snapshot ? { ok: true, snapshot, approval: result.k } : { ok: false, reason: 'snapshot_failed' };
+    return snapshot ? { ok: true, snapshot, approval: result.k, answeredAt } : { ok: false, reason: 'snapshot_failed' };
   }
 
   close(): void {

@@ -7,7 +7,7 @@ import { signBinding, signHeld, type Binding, type HeldOp } from '../protocol/to
 import type { HeldAuth } from '../protocol/messages.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
-import { recordProblem, scanRecords } from './registry.js';
+import { recordProblem, recordsFor } from './registry.js';
 import { authorizationOf, failure, type Authorization, type Target, type ToolResult } from './result.js';
 import { escapeControls } from './escape.js';
 
@@ -42,7 +42,7 @@ export function scriptProblem(script: string, tool: string): ToolResult | undefi
 export function resolveTarget(dir: string, target: Target, refuse: Refuse, after = ''): EnrollmentRecord | ToolResult {
   let records;
   try {
-    records = scanRecords(dir); // checks the directory first
+    records = recordsFor(dir, target.id, target.generation); // checks the directory first
   } catch (e) {
     if (e instanceof RegistryDirError && e.reason === 'missing') {
       return refuse('not_enrolled', `pane ${target.id} is not enrolled (no pane is)${after}`);

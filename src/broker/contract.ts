@@ -68,7 +68,48 @@ function check(v: Validator, data: unknown): Validation {
 }
 
 export const validateRunInput = (d: unknown): Validation => check(compiled.runInput, d);
-export const validateRunOutput = (d: unknown): Validation => check(compiled.runOutput, d);
+export const validateRunOutput = (d: unknown): Validation => check(compiled.runOutput, withoutLongData(d));
+
+/** The output schema's maxLength of a stream's `data` (the same for stdout and stderr), if it has one. */
+const dataMaxLength = ((): number | undefined => {
+  type Node = { properties?: Record<string, Node>; oneOf?: Node[]; maxLength?: number; type?: string };
+  const data = (which: string): Node | undefined =>
+    (runOutputSchema as Node).oneOf?.[0]?.properties?.data?.properties?.[which]?.properties?.data;
+  const [o, e] = [data('stdout'), data('stderr')];
+  const keys = (n: Node | undefined): string =>
+    Object.keys(n ?? {})
+      .sort()
+      .join();
+  // Only the two keywords reasoned about below, with the same limit on both streams.
+  if (!o || !e || keys(o) !== 'maxLength,type' || keys(e) !== 'maxLength,type') return undefined;
+  if (o.type !== 'string' || e.type !== 'string' || o.maxLength !== e.maxLength) return undefined;
+  return o.maxLength;
+})();
+
+/**
+ * A success result whose streams' `data` are replaced by '' where the verdict cannot change, so ajv
+ * does not walk up to 2 x 262144 characters of output one by one (its maxLength counts code points).
+ * Why the verdict is the same: `data`'s only keywords are `type: string` and `maxLength: N`; ajv
+ * counts code points, and a string has at most as many code points as UTF-16 units (a surrogate
+ * pair is one code point, two units), so `s.length <= N` means s passes maxLength, and '' passes
+ * both keywords too. A string longer than N units is left as it is, for ajv to count. (Output of at
+ * most 262144 bytes is at most 262144 units as UTF-8 text and 349528 as base64: never over N.)
+ */
+export function withoutLongData(d: unknown): unknown {
+  const max = dataMaxLength;
+  if (max === undefined || typeof d !== 'object' || d === null) return d;
+  const data = (d as { data?: unknown }).data;
+  if (typeof data !== 'object' || data === null) return d;
+  const streams = data as { stdout?: unknown; stderr?: unknown };
+  const lean = (s: unknown): unknown => {
+    if (typeof s !== 'object' || s === null) return s;
+    const v = (s as { data?: unknown }).data;
+    return typeof v === 'string' && v.length > 0 && v.length <= max ? { ...s, data: '' } : s;
+  };
+  const [stdout, stderr] = [lean(streams.stdout), lean(streams.stderr)];
+  if (stdout === streams.stdout && stderr === streams.stderr) return d;
+  return { ...d, data: { ...data, stdout, stderr } };
+}
 export const validatePanesInput = (d: unknown): Validation => check(compiled.panesInput, d);
 export const validatePanesOutput = (d: unknown): Validation => check(compiled.panesOutput, d);
 export const validateStartInput = (d: unknown): Validation => check(compiled.startInput, d);

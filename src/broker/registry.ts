@@ -1,6 +1,6 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
 import { lstatSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   channelFiles,
   checkRegistryDir,
@@ -42,6 +42,35 @@ export interface PaneListing {
 const cache = new Map<string, { rec: EnrollmentRecord; file: string }>();
 
 /**
+ * The record in file `name` of `dir`, when it is a regular file of this user that no one else can
+ * read or write, named after its enrollment; parsed again only when the file is not the one read
+ * before (device, inode, size and modification time). Undefined otherwise.
+ */
+function currentRecord(dir: string, name: string, uid: number | undefined): EnrollmentRecord | undefined {
+  const path = join(dir, name);
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) return undefined;
+  const file = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  const cached = cache.get(path);
+  if (cached?.file === file) return cached.rec;
+  let rec;
+  try {
+    rec = readRecord(path);
+  } catch {
+    return undefined;
+  }
+  // A record is named after its enrollment; a copy under another name describes nothing.
+  if (path !== recordPath(dir, rec.enrollment_generation)) return undefined;
+  cache.set(path, { rec, file });
+  return rec;
+}
+
+/**
  * Reads every record in `dir` (checked first). Records are immutable, so parsed ones are cached,
  * but each file's type, owner and mode are checked again on every scan, and a replaced file is read anew.
  */
@@ -51,32 +80,30 @@ export function scanRecords(dir: string): EnrollmentRecord[] {
   const out: EnrollmentRecord[] = [];
   const uid = process.getuid?.();
   for (const name of names) {
-    const path = join(dir, name);
-    let st;
-    try {
-      st = lstatSync(path);
-    } catch {
-      continue;
-    }
-    if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) continue;
-    const file = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
-    const cached = cache.get(path);
-    let rec = cached?.file === file ? cached.rec : undefined;
-    if (!rec) {
-      try {
-        rec = readRecord(path);
-      } catch {
-        continue;
-      }
-      // A record is named after its enrollment; a copy under another name describes nothing.
-      if (path !== recordPath(dir, rec.enrollment_generation)) continue;
-      cache.set(path, { rec, file });
-    }
-    out.push(rec);
+    const rec = currentRecord(dir, name, uid);
+    if (rec) out.push(rec);
   }
   for (const key of cache.keys())
     if (key.startsWith(dir + '/') && !names.includes(key.slice(dir.length + 1))) cache.delete(key);
   return out;
+}
+
+/**
+ * The records a run for `paneId` at `generation` is decided on. When a scan already found that
+ * record, only it is checked again (the directory, then the file's type, owner, mode and identity,
+ * as a scan checks each file): one record. Otherwise (first call, a changed or removed file, an
+ * unknown pane or generation) every record, by a full scan, so a refusal is decided on all of them.
+ */
+export function recordsFor(dir: string, paneId: string, generation: string): EnrollmentRecord[] {
+  checkRegistryDir(dir);
+  for (const [path, { rec }] of cache) {
+    if (rec.pane_id !== paneId || rec.generation !== generation || path !== recordPath(dir, rec.enrollment_generation))
+      continue;
+    const again = currentRecord(dir, basename(path), process.getuid?.());
+    if (again === rec) return [rec];
+    break;
+  }
+  return scanRecords(dir);
 }
 
 /**

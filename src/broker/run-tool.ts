@@ -6,7 +6,10 @@ import type { EnrollmentRecord } from '../enrollment/record.js';
 import { scriptDigest } from '../enrollment/generation.js';
 import { terminateGroup } from '../os/process-group.js';
 import { recordSocket } from './registry.js';
-import { ConnectError, connectHelper, exchange } from './helper-client.js';
+import { ConnectError, exchange } from './helper-client.js';
+import { helperLinks, type LinkPool } from './link-pool.js';
+import type { Transport } from '../protocol/transport.js';
+import type { Trace } from '../protocol/trace.js';
 import { failure, encodeStream, type Authorization, type Target, type ToolResult } from './result.js';
 import { nothingRan, type ErrorCode } from '../protocol/errors.js';
 import { validateRunInput } from './contract.js';
@@ -36,6 +39,10 @@ export interface RunContext {
   log: (message: string) => void;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /** Stamps of this run's stages (TMUX_RUN_TRACE); the helper is asked for its own. */
+  trace?: Trace;
+  /** Links to helpers kept between runs (the broker's pool unless given). */
+  links?: LinkPool;
 }
 
 /** A refusal before anything was sent, audited and logged as the broker's. */
@@ -120,6 +127,8 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   const bad = scriptProblem(args.script, 'tmux_run');
   if (bad) return bad;
   const digest = scriptDigest(args.script);
+  const trace = ctx.trace;
+  trace?.mark('validated');
   const resolved = resolveTarget(
     ctx.dir,
     args.target,
@@ -127,8 +136,14 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   );
   if (!isRecord(resolved)) return resolved;
   const rec = resolved;
+  trace?.mark('resolved');
   const { binding, token, auth } = authorizeRun(rec, args.script, args);
   const runId = binding.run_id;
+  if (trace) {
+    trace.mark('signed');
+    trace.info.run_id = runId;
+    trace.info.script_bytes = Buffer.byteLength(args.script, 'utf8');
+  }
   const refuse = brokerRefusal(ctx, {
     run_id: runId,
     pane_id: args.target.id,
@@ -137,15 +152,18 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   });
   if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
 
-  let t;
+  const links = ctx.links ?? helperLinks;
+  const socket = recordSocket(ctx.dir, rec);
+  let t: Transport;
   try {
-    t = await connectHelper(recordSocket(ctx.dir, rec));
+    t = await links.take(socket);
   } catch (e) {
     return refuse(
       'helper_unreachable',
       `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended; list panes again`,
     );
   }
+  trace?.mark('connected');
   const x = exchange(t);
   const target = args.target;
   const tag = `run ${runId.slice(0, 8)} (sha256 ${digest.slice(0, 12)}) on ${rec.pane_id}`;
@@ -155,12 +173,16 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
     let pgid: number | undefined;
     let settled = false;
     let cancelTimer: NodeJS.Timeout | undefined;
+    /** The helper sent this run's final reply: the link owes nothing more and serves the next run. */
+    let final = false;
     const settle = (r: ToolResult): void => {
       if (settled) return;
       settled = true;
+      trace?.mark('encoded');
       if (cancelTimer) clearTimeout(cancelTimer);
       ctx.signal?.removeEventListener('abort', onAbort);
-      x.close();
+      if (final) links.give(socket, t);
+      else x.close();
       if (ctx.signal?.aborted)
         ctx.log(
           `${tag} cancelled by the client (${cancelReason(ctx.signal.reason) ?? 'no reason given'}): ${r.ok ? 'it had completed' : r.error.code} (${r.ok ? '' : r.error.message})`,
@@ -217,6 +239,15 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
           return;
         case 'done':
         case 'error':
+          final = true;
+          if (trace) {
+            trace.mark('reply');
+            trace.merge(r.trace);
+            if (r.type === 'done') {
+              trace.info.stdout_bytes = r.stdout.length;
+              trace.info.stderr_bytes = r.stderr.length;
+            } else trace.info.code = r.code;
+          }
           settle(resultFromReply(r, target, auth));
           return;
         default:
@@ -255,6 +286,14 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
         ),
       );
     };
-    x.send({ type: 'run', binding, token, script: args.script, progress: ctx.onProgress !== undefined });
+    trace?.mark('sent');
+    x.send({
+      type: 'run',
+      binding,
+      token,
+      script: args.script,
+      progress: ctx.onProgress !== undefined,
+      ...(trace ? { trace: true } : {}),
+    });
   });
 }

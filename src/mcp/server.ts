@@ -33,6 +33,7 @@ import {
   WAIT_TOOL,
 } from './names.js';
 import { cancelTool, panesTool, runTool, runsTool, startTool, waitTool } from './tools.js';
+import type { CallTraces } from './call-traces.js';
 
 type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
 
@@ -65,6 +66,8 @@ export interface ServerOptions {
   audit: AuditLog;
   log: (message: string) => void;
   version: string;
+  /** Trace of each tmux_run call (TMUX_RUN_TRACE); attach it to the transport once connected. */
+  traces?: CallTraces;
 }
 
 /** Builds the server; connect it to a transport to serve. */
@@ -97,8 +100,16 @@ export function createServer(o: ServerOptions): McpServer {
         onProgress: progressFor(request.params._meta?.progressToken, extra),
       };
       switch (name) {
-        case RUN_TOOL:
-          return toolResult(await runToolCall(args ?? {}, ctx), o.log);
+        case RUN_TOOL: {
+          const trace = o.traces?.begin(extra.requestId);
+          const result = await runToolCall(args ?? {}, { ...ctx, trace });
+          if (!trace) return toolResult(result, o.log);
+          const reply = toolResult(result, o.log);
+          trace.mark('checked');
+          // A cancelled request gets no response: its trace ends here.
+          if (extra.signal.aborted) o.traces?.finish(extra.requestId, false);
+          return reply;
+        }
         case START_TOOL:
           return toolResult(await startToolCall(args ?? {}, ctx), o.log, name);
         case WAIT_TOOL:

@@ -1,8 +1,11 @@
 // Framing: a 4-byte big-endian length, then one msgpack value. Pure: bytes in, frames out.
-// 'msgpackr/pack' is msgpackr's plain JavaScript build (pack and unpack; long strings decode with
-// TextDecoder). The default entry also loads a native addon that speeds up string-heavy
-// messages, which frames here are not: about 3 MB resident in every helper, and its load time.
-import { Packr as PackrJs } from 'msgpackr/pack';
+// Which msgpackr this is: under Node, package.json's "exports" maps 'msgpackr/pack' (import) to
+// msgpackr's index.js, the plain JavaScript Packr and Unpackr (pack.js, unpack.js, iterators.js;
+// long strings decode with TextDecoder), not to pack.js alone as the name suggests; the main
+// entry '.' maps to node-index.js, which also loads msgpackr-extract, a native addon that speeds
+// up string-heavy messages (frames here carry bytes, not long strings): about 3 MB resident in
+// every helper, and its load time. test/unit/framing-entry.test.ts checks both under plain Node.
+import { Packr as PackrJs, RESERVE_START_SPACE } from 'msgpackr/pack';
 import type { Packr as PackrType } from 'msgpackr';
 import { DEFAULT_MAX_FRAME } from './limits.js';
 
@@ -23,10 +26,11 @@ export class FrameError extends Error {
 
 /** Encodes one value as a frame. */
 export function encodeFrame(value: unknown): Buffer {
-  const body = packr.pack(value);
-  const head = Buffer.allocUnsafe(4);
-  head.writeUInt32BE(body.length, 0);
-  return Buffer.concat([head, body]);
+  // Packed with 4 bytes kept free in front for the length: a 256 KiB output is not copied again.
+  // (msgpackr returns a view of its own buffer and never writes over a region it returned.)
+  const frame = packr.pack(value, RESERVE_START_SPACE | 4);
+  frame.writeUInt32BE(frame.length - 4, 0);
+  return frame;
 }
 
 /**

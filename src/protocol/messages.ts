@@ -3,6 +3,7 @@ import type * as WireValidators from '../../generated/wire-validators.cjs';
 import { loadGenerated } from './generated.js';
 import type { Binding, HeldAuthFields } from './token.js';
 import type { ErrorCode } from './errors.js';
+import type { Stamps } from './trace.js';
 
 // Generated from schemas/wire/*.json by the build (loaded with require: see loadGenerated).
 const validators = loadGenerated<typeof WireValidators>('wire-validators');
@@ -33,7 +34,7 @@ export interface HeldRunInfo {
 
 export type Request =
   | { type: 'ping' }
-  | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean }
+  | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean; trace?: boolean }
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
   | { type: 'start'; binding: Binding; token: string; script: string; progress: boolean; wait_ms: number }
   | { type: 'cancel'; run_id: string; reason?: string }
@@ -68,7 +69,16 @@ export type Reply =
   /** The run was not finished when the request's wait_ms passed. */
   | PendingReply
   | { type: 'runs'; runs: HeldRunInfo[] }
-  | { type: 'done'; run_id: string; completion: Completion; stdout: Buffer; stderr: Buffer; duration_ms: number }
+  | {
+      type: 'done';
+      run_id: string;
+      completion: Completion;
+      stdout: Buffer;
+      stderr: Buffer;
+      duration_ms: number;
+      /** The helper's stamps (src/protocol/trace.ts), when the request asked for them. */
+      trace?: Stamps;
+    }
   | ErrorReply
   | { type: 'revoked' };
 
@@ -91,6 +101,7 @@ export interface ErrorReply {
   completion?: Completion;
   stdout_bytes?: number;
   stderr_bytes?: number;
+  trace?: Stamps;
 }
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; error: string };

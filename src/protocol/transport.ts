@@ -9,6 +9,8 @@ export const FRAME_TIMEOUT_MS = 10_000;
 export interface Transport {
   send(message: unknown): void;
   close(): void;
+  /** Whether an open link keeps the process alive (true unless said otherwise); an idle pooled link does not. */
+  hold?(keepAlive: boolean): void;
   onmessage?: (message: unknown) => void;
   /** Called once, when the link is gone (closed by either side, or broken: `error` says how). */
   onclose?: (error?: Error) => void;
@@ -23,6 +25,10 @@ export function socketTransport(socket: Socket, maxFrame: number = DEFAULT_MAX_F
   const t: Transport = {
     send(message) {
       if (!closed && socket.writable) socket.write(encodeFrame(message));
+    },
+    hold(keepAlive) {
+      if (keepAlive) socket.ref();
+      else socket.unref();
     },
     close() {
       if (closed) return;

@@ -658,20 +658,23 @@ function report(m: Metrics): void {
     `| CPU per run of \`true\` (ms): helper / zsh / broker / client / tmux server | ${['helper', 'zsh', 'broker', 'client', 'tmux'].map((k) => f(m.cpu_ms_per_run[k], 2)).join(' / ')} | | |`,
   );
   const t = [m.trace.true, m.trace.mid, m.trace.big];
-  lines.push(
-    '',
-    `| stage: median ms since the one before (traced runs) | true | ${MID} bytes | ${BIG} bytes |`,
-    `| --- | ---: | ---: | ---: |`,
-  );
-  for (const s of TRACE_STAGES.slice(1)) {
-    if (t.every((x) => x.stages[s] === undefined)) continue;
-    lines.push(`| ${s} | ${t.map((x) => f(x.stages[s]?.median, 3)).join(' | ')} |`);
+  if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
+  else {
+    lines.push(
+      '',
+      `| stage: median ms since the one before (traced runs) | true | ${MID} bytes | ${BIG} bytes |`,
+      `| --- | ---: | ---: | ---: |`,
+    );
+    for (const s of TRACE_STAGES.slice(1)) {
+      if (t.every((x) => x.stages[s] === undefined)) continue;
+      lines.push(`| ${s} | ${t.map((x) => f(x.stages[s]?.median, 3)).join(' | ')} |`);
+    }
+    lines.push(
+      `| sum of the stage medians | ${t.map((x) => f(x.sum_of_medians)).join(' | ')} |`,
+      `| end to end, the same traced runs (median) | ${t.map((x) => f(x.end_to_end.median)).join(' | ')} |`,
+      `| traced runs | ${t.map((x) => x.n).join(' | ')} |`,
+    );
   }
-  lines.push(
-    `| sum of the stage medians | ${t.map((x) => f(x.sum_of_medians)).join(' | ')} |`,
-    `| end to end, the same traced runs (median) | ${t.map((x) => f(x.end_to_end.median)).join(' | ')} |`,
-    `| traced runs | ${t.map((x) => x.n).join(' | ')} |`,
-  );
   lines.push('', `| target | goal | measured | result |`, `| --- | --- | ---: | --- |`);
   for (const t of targets) lines.push(`| ${t.name} | ${t.target} | ${t.show} | ${t.pass ? 'pass' : 'MISS'} |`);
 

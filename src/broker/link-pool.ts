@@ -8,8 +8,11 @@ import { connectHelper } from './helper-client.js';
 
 /** How long an idle link stays open for the next run. */
 export const IDLE_LINK_MS = 10_000;
-/** Idle links kept per helper (a broker's concurrent calls to one pane queue there anyway). */
-export const MAX_IDLE_PER_HELPER = 4;
+/**
+ * Idle links kept per helper: a broker's concurrent calls to one pane queue there anyway, and a
+ * helper serves at most 64 links at once (helper/main.ts), a kept one counting like any other.
+ */
+export const MAX_IDLE_PER_HELPER = 2;
 
 export class LinkPool {
   private readonly idle = new Map<string, Transport[]>();

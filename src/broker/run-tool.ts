@@ -246,7 +246,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
             if (r.type === 'done') {
               trace.info.stdout_bytes = r.stdout.length;
               trace.info.stderr_bytes = r.stderr.length;
-            } else trace.info.code = r.code;
+            }
           }
           settle(resultFromReply(r, target, auth));
           return;

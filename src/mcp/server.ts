@@ -104,6 +104,7 @@ export function createServer(o: ServerOptions): McpServer {
           const trace = o.traces?.begin(extra.requestId);
           const result = await runToolCall(args ?? {}, { ...ctx, trace });
           if (!trace) return toolResult(result, o.log);
+          if (!result.ok) trace.info.code = result.error.code;
           const reply = toolResult(result, o.log);
           trace.mark('checked');
           // A cancelled request gets no response: its trace ends here.

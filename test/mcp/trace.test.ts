@@ -7,6 +7,7 @@ import { STAGES } from '../../src/protocol/trace.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { callRun, type McpHandle } from '../support/mcp.js';
 import { openScope, type Scope } from '../support/scope.js';
+import { waitUntil } from '../support/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 let scope: Scope;
@@ -46,6 +47,8 @@ describe('TMUX_RUN_TRACE', () => {
     const r = await callRun(traced.client, listing, `echo ${secret}-output`);
     expect(r.isError).toBe(false);
     const runId = r.structured.data.authorization.run_id as string;
+    // The line is written just after the response (its last stamp is the write): wait for it.
+    await waitUntil(() => lines().some((l) => l.run_id === runId), 5000, 'the trace line');
     const mine = lines().filter((l) => l.run_id === runId);
     expect(mine).toHaveLength(1);
     const line = mine[0]!;
@@ -61,7 +64,8 @@ describe('TMUX_RUN_TRACE', () => {
   it('traces a refusal up to where it stopped, with its code', async () => {
     const r = await callRun(traced.client, { ...listing, generation: 'f'.repeat(32) }, 'true');
     expect(r.structured.error.code).toBe('stale_generation');
-    const line = lines().at(-1)!;
+    await waitUntil(() => lines().some((l) => l.code === 'stale_generation'), 5000, 'the trace line');
+    const line = lines().find((l) => l.code === 'stale_generation')!;
     expect(line.at.validated).toBeDefined();
     expect(line.at.received).toBeUndefined();
     expect(line.at.written).toBeDefined();

@@ -14,7 +14,9 @@ import {
   afterHelperLoss,
   auditRefusal,
   brokerRefusal,
+  forwardProgress,
   resultFromReply,
+  unexpectedReply,
   type RunArgs,
   type RunContext,
 } from './run-tool.js';
@@ -89,18 +91,13 @@ function converse(
         ctx.signal?.addEventListener('abort', onAbort, { once: true });
         x.onreply = (r: Reply) => {
           answered = true;
+          if (forwardProgress(r, ctx)) return;
           switch (r.type) {
-            case 'queued':
-              ctx.onProgress?.({ phase: 'queued', elapsed_ms: 0, stdout_bytes: 0, stderr_bytes: 0 });
-              return;
             case 'held':
               auth = heldAuthorization(rec, runId, r.script_digest);
               return;
             case 'started':
               pgid = r.pgid;
-              return;
-            case 'progress':
-              ctx.onProgress?.(r);
               return;
             case 'pending':
               if (!auth) break;
@@ -127,13 +124,7 @@ function converse(
               settle(resultFromReply(r, target, auth));
               return;
           }
-          settle(
-            failure('internal_error', `the helper answered ${what} with an unexpected ${r.type} message`, 'observed', {
-              state: 'unknown',
-              authorization: auth ?? null,
-              completion: { state: 'unobserved' },
-            }),
-          );
+          settle(unexpectedReply(what, r.type, auth ?? null));
         };
         x.onclose = (e) => {
           void linkLost(e);

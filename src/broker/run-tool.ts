@@ -100,6 +100,22 @@ export function resultFromReply(
   );
 }
 
+/** A helper's report of a run's way (queued, progress) goes to the caller; true when `r` was one. */
+export function forwardProgress(r: Reply, ctx: Pick<RunContext, 'onProgress'>): boolean {
+  if (r.type === 'queued') ctx.onProgress?.({ phase: 'queued', elapsed_ms: 0, stdout_bytes: 0, stderr_bytes: 0 });
+  else if (r.type === 'progress') ctx.onProgress?.(r);
+  else return false;
+  return true;
+}
+
+/** The result when a helper answers with a message that has no place in the exchange. */
+export const unexpectedReply = (what: string, type: string, auth: Authorization | null): ToolResult =>
+  failure('internal_error', `the helper answered ${what} with an unexpected ${type} message`, 'observed', {
+    state: 'unknown',
+    authorization: auth,
+    completion: { state: 'unobserved' },
+  });
+
 /** How long a broken link's helper gets to be seen dead: a killed process closes its sockets a moment before /proc shows it a zombie. */
 const DEATH_WAIT_MS = 1000;
 
@@ -227,15 +243,10 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
 
     x.onreply = (r: Reply) => {
       answered = true;
+      if (forwardProgress(r, ctx)) return;
       switch (r.type) {
-        case 'queued':
-          ctx.onProgress?.({ phase: 'queued', elapsed_ms: 0, stdout_bytes: 0, stderr_bytes: 0 });
-          return;
         case 'started':
           pgid = r.pgid;
-          return;
-        case 'progress':
-          ctx.onProgress?.(r);
           return;
         case 'done':
         case 'error':
@@ -251,13 +262,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
           settle(resultFromReply(r, target, auth));
           return;
         default:
-          settle(
-            failure('internal_error', `the helper answered a run with an unexpected ${r.type} message`, 'observed', {
-              state: 'unknown',
-              authorization: auth,
-              completion: { state: 'unobserved' },
-            }),
-          );
+          settle(unexpectedReply('a run', r.type, auth));
       }
     };
     x.onclose = (e) => {

@@ -42,25 +42,27 @@ export class RunJournal {
   private readonly open = new Set<string>();
   /** Removed with the enrollment: later notes (runs reporting while the helper ends) write nothing. */
   private removed = false;
-  /** Kept open between notes (three notes a run): opened on the first, closed on removal. */
-  private fd: number | undefined;
   constructor(readonly path: string) {}
 
   /** Appends one entry; throws when it could not be written whole. */
   note(e: JournalEntry): void {
     if (this.removed) return;
-    this.fd ??= openSync(
+    const fd = openSync(
       this.path,
       constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
       0o600,
     );
-    const line = Buffer.from(JSON.stringify(e) + '\n');
-    if (writeSync(this.fd, line) !== line.length) throw new Error('short write');
-    if (e.k === 'end') {
-      this.open.delete(e.run_id);
-      // Nothing left to clean up: start afresh rather than grow for the life of the pane.
-      if (this.open.size === 0) ftruncateSync(this.fd, 0);
-    } else this.open.add(e.run_id);
+    try {
+      const line = Buffer.from(JSON.stringify(e) + '\n');
+      if (writeSync(fd, line) !== line.length) throw new Error('short write');
+      if (e.k === 'end') {
+        this.open.delete(e.run_id);
+        // Nothing left to clean up: start afresh rather than grow for the life of the pane.
+        if (this.open.size === 0) ftruncateSync(fd, 0);
+      } else this.open.add(e.run_id);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Notes an entry, reporting a failure instead of throwing (for notes after the fact). */
@@ -74,8 +76,6 @@ export class RunJournal {
 
   remove(): void {
     this.removed = true;
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
     removeQuietly(this.path);
   }
 }

@@ -1,0 +1,206 @@
+// One job taken from the queue, up to its run's end: the shell is asked for its state (in ask mode
+// the person for approval), the run journal and the audit trail note the run before it is spawned,
+// then /bin/sh runs in the state the shell reported. A refusal along the way settles the job.
+import { statSync } from 'node:fs';
+import type { Reply } from '../src/protocol/messages.js';
+import type { ErrorCode } from '../src/protocol/errors.js';
+import { uptimeTicks, type RunJournal } from '../src/enrollment/run-journal.js';
+import type { EnrollmentRecord } from '../src/enrollment/record.js';
+import type { AuditLog } from '../src/audit/audit-log.js';
+import { procStat, procUmask } from '../src/os/proc.js';
+import { monotonicMs } from '../src/protocol/trace.js';
+import { Run, type RunOutcome } from './runner.js';
+import type { AskResult, ShellChannel } from './shell-channel.js';
+import { err, short, type Job, type StopReason } from './job.js';
+
+/** How long the shell's line editor has to answer before the shell counts as busy. */
+export const ASK_TIMEOUT_MS = 1000;
+/** A test-only hook (inert unless set in the enrolled shell's environment): the helper SIGKILLs itself right after spawning a run, before it notes the run's process group, to prove that orphan is still found and stopped. */
+const DIE_AFTER_SPAWN = process.env.TMUX_RUN_TEST_DIE_AFTER_SPAWN === '1';
+
+/** What dispatching a job needs of the service. */
+export interface DispatchContext {
+  record: EnrollmentRecord;
+  shell: Pick<ShellChannel, 'ask' | 'notify'>;
+  audit: AuditLog;
+  journal: Pick<RunJournal, 'note' | 'tryNote'>;
+  log: (message: string) => void;
+  alive: () => boolean;
+  /** The service has ended (shell exited or enrollment revoked). */
+  ended: () => boolean;
+  /** Sends the job's final reply. */
+  settle: (job: Job, reply: Reply) => void;
+  /** Settles a job whose script never started; the audit trail says why. */
+  settleUnstarted: (job: Job, code: ErrorCode, message: string, why: StopReason) => void;
+  /** Sends a frame that is not final to the job's waiters. */
+  emit: (job: Job, reply: Reply) => void;
+  /** Sends a progress frame to the job's waiters that asked for them. */
+  sendProgress: (job: Job) => void;
+}
+
+/** The shell runs a command in the foreground (its terminal's foreground group is not its own). */
+export function shellBusy(shellPid: number): boolean {
+  const st = procStat(shellPid);
+  // tpgid -1: no controlling terminal to tell from; the editor's answer (or its silence) decides.
+  return st !== undefined && st.tpgid > 0 && st.tpgid !== st.pgrp;
+}
+
+/** Why the shell's answer refuses the run; `byPerson` when the person at the pane decided. */
+function askRefusal(answer: Extract<AskResult, { ok: false }>): {
+  code: ErrorCode;
+  message: string;
+  byPerson?: boolean;
+} {
+  if (answer.reason === 'editor_not_empty') {
+    return {
+      code: 'editor_not_empty',
+      message: "the person has text in the shell's line editor, left untouched (retry later)",
+    };
+  }
+  if (answer.reason.startsWith('context:') || answer.reason === 'pending_input') {
+    return {
+      code: 'editor_not_empty',
+      message: `the shell's line editor is not at an empty prompt (${answer.reason})`,
+    };
+  }
+  if (answer.reason === 'closed') return { code: 'shell_exited', message: 'the enrolled shell has exited' };
+  if (answer.reason === 'denied') {
+    return { code: 'denied', message: 'the person at the pane refused the run (ask mode)', byPerson: true };
+  }
+  if (answer.reason === 'approval_timeout') {
+    return {
+      code: 'approval_timeout',
+      message: `the person at the pane did not answer within ${answer.timeoutS ?? '?'} s (ask mode)`,
+      byPerson: true,
+    };
+  }
+  if (answer.reason === 'timeout') {
+    return {
+      code: 'shell_busy',
+      message: `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy)`,
+    };
+  }
+  return { code: 'internal_error', message: `the shell could not describe its state (${answer.reason})` };
+}
+
+/** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
+export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
+  const b = job.binding;
+  const rec = cx.record;
+  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
+  const refuse = (code: ErrorCode, message: string): undefined => {
+    cx.audit.tryAppend({ event: 'refused', ...base, outcome: code });
+    cx.settle(job, err(code, message, b.run_id));
+    return undefined;
+  };
+  if (job.cancelled) return undefined; // settled by cancel() or shutdown()
+  if (cx.ended() || !cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
+  if (shellBusy(rec.shell_pid)) {
+    return refuse('shell_busy', 'the shell is running a command in the foreground (retry when its prompt is back)');
+  }
+  job.withdraw = new AbortController();
+  if (job.trace) job.trace.asked = monotonicMs();
+  const answer = await cx.shell.ask(ASK_TIMEOUT_MS, {
+    run: { runId: b.run_id, digest: b.script_digest, script: job.script },
+    signal: job.withdraw.signal,
+    onAwaiting: () => {
+      if (job.state !== 'queued') return;
+      job.state = 'awaiting_approval';
+      cx.sendProgress(job);
+    },
+  });
+  if (job.trace) {
+    if (answer.ok && answer.answeredAt !== undefined) job.trace.answered = answer.answeredAt;
+    job.trace.snapshot = monotonicMs();
+  }
+  if (job.state === 'awaiting_approval') job.state = 'queued';
+  job.withdraw = undefined;
+  if (job.cancelled || cx.ended()) {
+    // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
+    if (job.state !== 'finished')
+      cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
+    return undefined;
+  }
+  if (!answer.ok) {
+    const r = askRefusal(answer);
+    if (!r.byPerson) return refuse(r.code, r.message);
+    cx.audit.tryAppend({ event: 'refused', ...base, outcome: answer.reason, by: 'person' });
+    cx.settle(job, err(r.code, r.message, b.run_id));
+    return undefined;
+  }
+  if (answer.approval !== 'auto') {
+    cx.audit.tryAppend({
+      event: 'approved',
+      ...base,
+      outcome: 'approved',
+      by: 'person',
+      ...(answer.approval === 'always' ? { remember: true } : {}),
+      ...(answer.approval === 'remembered' ? { always: true } : {}),
+    });
+  }
+  const { cwd, env } = answer.snapshot;
+  try {
+    if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+  } catch {
+    return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
+  }
+  // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
+  // whoever finds it dead stop the run (src/broker/orphans.ts).
+  try {
+    cx.journal.note({
+      k: 'intent',
+      run_id: b.run_id,
+      digest: b.script_digest,
+      at: Date.now(),
+      after_ticks: uptimeTicks() - 1,
+    });
+    job.journaled = true;
+  } catch (e) {
+    return refuse(
+      'audit_unavailable',
+      `the run journal cannot be written (${(e as Error).message}); the run was refused rather than run untracked`,
+    );
+  }
+  try {
+    cx.audit.append({
+      event: 'start',
+      ...base,
+      outcome: 'started',
+      server_generation: b.server_generation,
+      process_generation: b.process_generation,
+      enrollment_generation: b.enrollment_generation,
+      stdout_limit: b.stdout_limit,
+      stderr_limit: b.stderr_limit,
+      cwd,
+    });
+  } catch (e) {
+    return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
+  }
+  if (job.trace) job.trace.audited = monotonicMs();
+  const run = new Run({
+    script: job.script,
+    cwd,
+    env,
+    umask: procUmask(rec.shell_pid),
+    stdoutLimit: b.stdout_limit,
+    stderrLimit: b.stderr_limit,
+  });
+  job.run = run;
+  const pgid = run.start();
+  if (job.trace) job.trace.spawned = monotonicMs();
+  if (pgid !== undefined) {
+    if (DIE_AFTER_SPAWN) process.kill(process.pid, 'SIGKILL');
+    cx.journal.tryNote({ k: 'pgid', run_id: b.run_id, pgid, start: procStat(pgid)?.startTicks ?? '' }, cx.log);
+    job.state = 'running';
+    job.startedAt = Date.now();
+    cx.emit(job, { type: 'started', run_id: b.run_id, pgid } satisfies Reply);
+    cx.shell.notify(`tmux-run: run ${short(b.run_id)} started (script sha256 ${b.script_digest.slice(0, 12)})`);
+  }
+  if (job.cancelled) run.stop('cancelled');
+  const o = await run.done;
+  if (job.trace) {
+    job.trace.exited = run.exitedAt;
+    job.trace.drained = run.endedAt;
+  }
+  return o;
+}

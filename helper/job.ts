@@ -1,0 +1,128 @@
+// A job: one run request as the helper holds it, from its arrival to its final reply, with who
+// waits for it, why it was stopped, and the snapshots (pending, progress, list) taken of it.
+import type { Transport } from '../src/protocol/transport.js';
+import type { ErrorReply, HeldRunInfo, LiveState, PendingReply, Reply, RunState } from '../src/protocol/messages.js';
+import type { Binding } from '../src/protocol/token.js';
+import type { ErrorCode } from '../src/protocol/errors.js';
+import { MAX_OUTPUT_LIMIT } from '../src/protocol/limits.js';
+import type { Stamps } from '../src/protocol/trace.js';
+import { HeldRuns } from './held-runs.js';
+import type { Run } from './runner.js';
+
+/** The largest output count a pending result or a progress frame reports (the contract's cap). */
+const MAX_REPORTED_BYTES = MAX_OUTPUT_LIMIT;
+
+/** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
+export interface Waiter {
+  t: Transport;
+  progress: boolean;
+  /** The link that sent `run`: its closing cancels the job. */
+  owner: boolean;
+  timer?: NodeJS.Timeout;
+  /** Called once, just before the waiter gets the final reply ('final') or a pending snapshot ('pending'), or when its link closed ('gone'): the audit entry is written before the caller can see the answer. */
+  onEnd?: (how: 'final' | 'pending' | 'gone') => void;
+}
+
+export interface Job {
+  binding: Binding;
+  script: string;
+  queuedAt: number;
+  cancelled: boolean;
+  /** Held for tmux_run_start: not tied to any link; its final reply is kept (held-runs.ts). */
+  held: boolean;
+  /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */
+  state: RunState;
+  startedAt?: number;
+  finishedAt?: number;
+  /** The final reply (done or error), once finished. */
+  final?: Reply;
+  waiters: Set<Waiter>;
+  progressTimer?: NodeJS.Timeout;
+  /** Why the job was stopped, once it was: the caller cancelled or went away, or the shell or enrollment ended. */
+  stopReason?: StopReason;
+  /** The caller's own reason for cancelling (MCP notifications/cancelled), escaped and bounded by the broker. */
+  cancelReason?: string;
+  /** The journal names this run (its end must be noted). */
+  journaled?: boolean;
+  /** This run's stamps, when the request asked for a trace (returned in the final reply). */
+  trace?: Stamps;
+  run?: Run;
+  /** Withdraws the question put to the shell for this job, if one is pending. */
+  withdraw?: AbortController;
+}
+
+export type StopReason = 'cancelled' | 'cancel_requested' | 'caller_gone' | 'shell_exited' | 'revoked';
+
+export const STOP_DETAIL: Record<StopReason, string> = {
+  cancelled: 'the caller cancelled it',
+  cancel_requested: 'a tmux_run_cancel request stopped it',
+  caller_gone: 'the caller went away',
+  shell_exited: 'the enrolled shell exited',
+  revoked: 'the enrollment was revoked',
+};
+
+/** Why a job stopped, with the caller's reason when it gave one. */
+export const stopDetail = (job: Pick<Job, 'cancelReason'>, why: StopReason): string =>
+  `${STOP_DETAIL[why]}${job.cancelReason && why === 'cancelled' ? ` (reason given: ${job.cancelReason})` : ''}`;
+
+/** A run id as notices show it. */
+export const short = (id: string): string => id.slice(0, 8);
+
+/** An error reply; `ran` false (the script never started) makes the broker say "nothing was run" after the message. */
+export function err(code: ErrorCode, message: string, run_id?: string, ran = false): ErrorReply {
+  return { type: 'error', code, message, ran, ...(run_id ? { run_id } : {}) };
+}
+
+/** The output counts a snapshot of the job reports, capped. */
+function outputBytes(job: Job): { stdout_bytes: number; stderr_bytes: number } {
+  return {
+    stdout_bytes: Math.min(job.run?.stdoutBytes ?? 0, MAX_REPORTED_BYTES),
+    stderr_bytes: Math.min(job.run?.stderrBytes ?? 0, MAX_REPORTED_BYTES),
+  };
+}
+
+/** The answer to a wait whose wait_ms passed before the job finished. */
+export function pendingOf(job: Job): PendingReply {
+  return {
+    type: 'pending',
+    run_id: job.binding.run_id,
+    state: job.state === 'finished' ? 'running' : job.state,
+    elapsed_ms: Date.now() - job.queuedAt,
+    ...outputBytes(job),
+  };
+}
+
+/** A progress frame for a job that is not finished. */
+export function progressOf(job: Job, phase: LiveState): Reply {
+  return {
+    type: 'progress',
+    run_id: job.binding.run_id,
+    phase,
+    elapsed_ms: Date.now() - job.queuedAt,
+    ...outputBytes(job),
+  };
+}
+
+/** A held run as `list` reports it. */
+export function info(job: Job): HeldRunInfo {
+  const f = job.final;
+  const c = f?.type === 'done' ? f.completion : f?.type === 'error' ? f.completion : undefined;
+  return {
+    run_id: job.binding.run_id,
+    script_digest: job.binding.script_digest,
+    state: job.state,
+    queued_at: job.queuedAt,
+    started_at: job.startedAt ?? null,
+    finished_at: job.finishedAt ?? null,
+    held_until: HeldRuns.heldUntil(job),
+    ...outputBytes(job),
+    outcome: f
+      ? {
+          ok: f.type === 'done',
+          code: f.type === 'error' ? f.code : null,
+          exit_status: c?.exit_status ?? null,
+          signal: c?.signal ?? null,
+        }
+      : null,
+  };
+}

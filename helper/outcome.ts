@@ -1,0 +1,107 @@
+// How a run that started ends up reported: its final reply, the audit trail's end entry and the
+// notice shown in the pane, all three derived from the run's one end reason (and, for a stop, why).
+import type { Reply } from '../src/protocol/messages.js';
+import type { Binding } from '../src/protocol/token.js';
+import type { AuditEntry } from '../src/audit/audit-log.js';
+import type { RunOutcome } from './runner.js';
+import { err, short, STOP_DETAIL, stopDetail, type StopReason } from './job.js';
+
+/** What the outcome needs to know of its job. */
+export interface Reported {
+  binding: Pick<Binding, 'run_id' | 'script_digest' | 'stdout_limit' | 'stderr_limit'>;
+  /** Why the job was stopped, when it was (a run stopped without one counts as cancelled by its caller). */
+  stopReason?: StopReason;
+  /** The caller's own reason for cancelling, if it gave one. */
+  cancelReason?: string;
+}
+
+export interface Report {
+  /** The final reply (done or error). */
+  reply: Reply;
+  /** The audit trail's `end` entry. */
+  end: AuditEntry;
+  /** The line shown in the pane. */
+  notice: string;
+}
+
+/** The final reply, the end entry and the notice for a run that was started (pure). */
+export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
+  const b = job.binding;
+  const c = o.completion;
+  const how = !c
+    ? 'did not start'
+    : c.state === 'exited'
+      ? `exited ${c.exit_status}`
+      : `was killed by signal ${c.signal}`;
+  const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
+  // A run stopped because its shell or enrollment ended was not cancelled by anyone: say so.
+  const stopCode = why === 'shell_exited' || why === 'revoked' ? 'shell_exited' : 'cancelled';
+  const stoppedBy =
+    why === 'cancel_requested'
+      ? 'a tmux_run_cancel request stopped the run, so'
+      : why && why !== 'cancelled'
+        ? `${STOP_DETAIL[why]} while the run was executing, so`
+        : 'the run was cancelled;';
+  const outcome =
+    o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
+  const end: AuditEntry = {
+    event: 'end',
+    run_id: b.run_id,
+    pane_id: paneId,
+    script_digest: b.script_digest,
+    outcome,
+    ran: true,
+    ...(why ? { detail: stopDetail(job, why) } : {}),
+    exit_status: c?.exit_status ?? null,
+    signal: c?.signal ?? null,
+    stdout_bytes: o.stdoutBytes,
+    stderr_bytes: o.stderrBytes,
+    duration_ms: o.durationMs,
+  };
+  const notice = `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
+  return { reply: replyOf(), end, notice };
+
+  function replyOf(): Reply {
+    switch (o.reason) {
+      case 'completed':
+        if (!c) break;
+        return {
+          type: 'done',
+          run_id: b.run_id,
+          completion: c,
+          stdout: o.stdout,
+          stderr: o.stderr,
+          duration_ms: o.durationMs,
+        };
+      case 'output_limit_exceeded': {
+        const which = o.overflow ?? 'stdout';
+        const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
+        const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
+        return {
+          ...err(
+            'output_limit_exceeded',
+            `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`,
+            b.run_id,
+            true,
+          ),
+          ...(c ? { completion: c } : {}),
+          stdout_bytes: o.stdoutBytes,
+          stderr_bytes: o.stderrBytes,
+        };
+      }
+      case 'cancelled':
+        return {
+          ...err(
+            stopCode,
+            `${stoppedBy} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
+            b.run_id,
+            true,
+          ),
+          ...(c ? { completion: c } : {}),
+        };
+      case 'spawn_failed':
+        break;
+    }
+    return err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id);
+  }
+}

@@ -1,25 +1,26 @@
-// The helper's service: authorizes each request, queues runs in arrival order, runs them one at a
-// time in the shell's current state, reports each outcome exactly once, and records it. The pieces
-// live beside it: the job (job.ts), authorization (authorize.ts), one job's dispatch (dispatch.ts),
-// the outcome's report (outcome.ts), the collection hint (gc-hint.ts).
+// The helper's service, the coordinator: it takes each request off its link, keeps the queue (runs
+// one at a time, in arrival order, in the shell's current state), and settles every job exactly
+// once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
+// progress (waiters.ts), requests about held runs (held-requests.ts), one job's dispatch up to its
+// run's end (dispatch.ts), the run's report (outcome.ts), the collection hint (gc-hint.ts).
 import { readlinkSync } from 'node:fs';
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type Reply, type Request } from '../src/protocol/messages.js';
-import type { HeldOp } from '../src/protocol/token.js';
 import type { RunJournal } from '../src/enrollment/run-journal.js';
 import type { ErrorCode } from '../src/protocol/errors.js';
 import type { AuditLog } from '../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
-import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns } from './held-runs.js';
+import { HeldRuns } from './held-runs.js';
 import type { RunOutcome } from './runner.js';
 import type { ShellChannel } from './shell-channel.js';
-import { err, info, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
-import { checkHeld, checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
+import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, shellBusy, type DispatchContext } from './dispatch.js';
 import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
+import { list, waitOrCancel, type HeldContext } from './held-requests.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -45,6 +46,7 @@ export class HelperService {
   private readonly waiters = new Waiters();
   private readonly gc = new GcHint();
   private readonly cx: DispatchContext;
+  private readonly heldCx: HeldContext;
 
   constructor(private readonly d: ServiceDeps) {
     this.cx = {
@@ -54,6 +56,12 @@ export class HelperService {
       settleUnstarted: (job, code, message, why) => this.settleUnstarted(job, code, message, why),
       emit: (job, reply) => this.waiters.emit(job, reply),
       sendProgress: (job) => this.waiters.sendProgress(job),
+    };
+    this.heldCx = {
+      ...d,
+      held: this.held,
+      waiters: this.waiters,
+      cancel: (job) => this.cancel(job, 'cancel_requested'),
     };
   }
 
@@ -128,72 +136,12 @@ export class HelperService {
         return this.accept(req, t, received);
       case 'wait':
       case 'cancel_held':
-        this.waitOrCancel(req, t);
+        waitOrCancel(req, t, this.heldCx);
         return undefined;
-      case 'list': {
-        if (!this.authorizeHeld('list', '', req.auth, t)) return undefined;
-        t.send({ type: 'runs', runs: this.held.list().map(info) } satisfies Reply);
+      case 'list':
+        list(req, t, this.heldCx);
         return undefined;
-      }
     }
-  }
-
-  /** Checks a wait, cancel or list request (authorize.ts); on failure replies with the error (nothing changes) and returns false. */
-  private authorizeHeld(
-    op: HeldOp,
-    runId: string,
-    a: Extract<Request, { type: 'list' }>['auth'],
-    t: Transport,
-  ): boolean {
-    const refusal = checkHeld(op, runId, a, this.d.record, this.d.secret, Date.now());
-    if (refusal) t.send(err(refusal.code, refusal.message, runId || undefined));
-    return refusal === undefined;
-  }
-
-  /** tmux_run_wait and tmux_run_cancel: answer with the final reply, or a pending snapshot after wait_ms. */
-  private waitOrCancel(req: Extract<Request, { type: 'wait' | 'cancel_held' }>, t: Transport): void {
-    if (!this.authorizeHeld(req.type, req.run_id, req.auth, t)) return;
-    const rec = this.d.record;
-    const event = req.type === 'wait' ? 'wait' : 'cancel';
-    const job = this.held.get(req.run_id);
-    if (!job) {
-      this.d.audit.tryAppend({ event, run_id: req.run_id, pane_id: rec.pane_id, outcome: 'unknown_run' });
-      t.send(
-        err(
-          'unknown_run',
-          `pane ${rec.pane_id}'s helper holds no run ${req.run_id} (it never existed here, was not started with tmux_run_start, or its result was dropped: results are held for ${HELD_MINUTES} minutes, at most ${HELD_MAX} per pane; the audit trail keeps every outcome)`,
-          req.run_id,
-        ),
-      );
-      return;
-    }
-    const before = job.state;
-    t.send({
-      type: 'held',
-      run_id: req.run_id,
-      script_digest: job.binding.script_digest,
-      state: before,
-    } satisfies Reply);
-    const base = { run_id: req.run_id, pane_id: rec.pane_id, script_digest: job.binding.script_digest };
-    if (req.type === 'cancel_held' && before !== 'finished') this.cancel(job, 'cancel_requested');
-    this.waiters.add(
-      job,
-      {
-        t,
-        progress: req.progress,
-        owner: false,
-        onEnd: (how) =>
-          this.d.audit.tryAppend({
-            event,
-            ...base,
-            // What the request found, and what it answered with.
-            outcome: how === 'final' ? 'finished' : how === 'pending' ? 'pending' : 'caller_gone',
-            state: before,
-            wait_ms: req.wait_ms,
-          }),
-      },
-      req.wait_ms,
-    );
   }
 
   private accept(req: Extract<Request, { type: 'run' | 'start' }>, t: Transport, received: number): Job | undefined {
@@ -277,20 +225,16 @@ export class HelperService {
     const i = this.queue.indexOf(job);
     if (i >= 0) {
       this.queue.splice(i, 1);
-      this.d.audit.tryAppend({
-        event: 'end',
-        run_id: job.binding.run_id,
-        pane_id: this.d.record.pane_id,
-        script_digest: job.binding.script_digest,
-        outcome: 'cancelled',
-        ran: false,
-        detail: `${stopDetail(job, why)} while the run was queued`,
-      });
-      this.settle(job, err('cancelled', 'the run was cancelled while queued', job.binding.run_id));
+      this.endUnran(
+        job,
+        'cancelled',
+        `${stopDetail(job, why)} while the run was queued`,
+        'the run was cancelled while queued',
+      );
       return;
     }
     if (job.run) job.run.stop('cancelled');
-    // Still asking the shell (or the person): nothing started, and nothing will (execute checks
+    // Still asking the shell (or the person): nothing started, and nothing will (dispatch checks
     // `cancelled`); the question is withdrawn from the screen.
     else {
       const asked = job.state === 'awaiting_approval';
@@ -310,32 +254,34 @@ export class HelperService {
   /** Settles a job taken from the queue whose script was never started; the audit trail says why. */
   private settleUnstarted(job: Job, code: ErrorCode, message: string, why: StopReason, asked = false): void {
     if (job.state === 'finished') return;
+    this.endUnran(
+      job,
+      code,
+      `${stopDetail(job, why)} before the run started${asked ? ', while the person was asked to approve it' : ''}`,
+      message,
+    );
+  }
+
+  /** Settles a job whose script never ran: the audit trail's end entry says why (`detail`), then the reply goes. */
+  private endUnran(job: Job, code: ErrorCode, detail: string, message: string): void {
+    const b = job.binding;
     this.d.audit.tryAppend({
       event: 'end',
-      run_id: job.binding.run_id,
+      run_id: b.run_id,
       pane_id: this.d.record.pane_id,
-      script_digest: job.binding.script_digest,
+      script_digest: b.script_digest,
       outcome: code,
       ran: false,
-      detail: `${stopDetail(job, why)} before the run started${asked ? ', while the person was asked to approve it' : ''}`,
+      detail,
     });
-    this.settle(job, err(code, message, job.binding.run_id));
+    this.settle(job, err(code, message, b.run_id));
   }
 
   /** Ends the service: queued work is refused with shell_exited, running work is stopped and reported. */
   shutdown(reason: string, why: 'shell_exited' | 'revoked' = 'shell_exited'): void {
     this.ended = true;
     for (const job of this.queue.splice(0)) {
-      this.d.audit.tryAppend({
-        event: 'end',
-        run_id: job.binding.run_id,
-        pane_id: this.d.record.pane_id,
-        script_digest: job.binding.script_digest,
-        outcome: 'shell_exited',
-        ran: false,
-        detail: STOP_DETAIL[why],
-      });
-      this.settle(job, err('shell_exited', `${reason} before the queued run started`, job.binding.run_id));
+      this.endUnran(job, 'shell_exited', STOP_DETAIL[why], `${reason} before the queued run started`);
     }
     const cur = this.current;
     if (cur && !cur.cancelled && cur.state !== 'finished') {
@@ -384,6 +330,3 @@ export class HelperService {
     this.gc.runEnded(o.stdoutBytes + o.stderrBytes);
   }
 }
-
-const HELD_MINUTES = HELD_FOR_MS / 60_000;
-const HELD_MAX = HELD_MAX_FINISHED;

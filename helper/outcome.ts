@@ -44,13 +44,15 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
         : 'the run was cancelled;';
   const outcome =
     o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
+  const reply = replyOf();
   const end: AuditEntry = {
     event: 'end',
     run_id: b.run_id,
     pane_id: paneId,
     script_digest: b.script_digest,
     outcome,
-    ran: true,
+    // /bin/sh that could not be started ran nothing: the trail says what the reply says.
+    ran: reply.type === 'done' || (reply.type === 'error' && reply.ran),
     ...(why ? { detail: stopDetail(job, why) } : {}),
     exit_status: c?.exit_status ?? null,
     signal: c?.signal ?? null,
@@ -59,7 +61,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     duration_ms: o.durationMs,
   };
   const notice = `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
-  return { reply: replyOf(), end, notice };
+  return { reply, end, notice };
 
   function replyOf(): Reply {
     switch (o.reason) {

@@ -180,7 +180,8 @@ describe('reportOf', () => {
       ran: false,
       run_id: runId,
     });
-    expect(r.end).toEqual(endOf(o, { outcome: 'spawn_failed' }));
+    // Nothing ran, and the audit trail says so as the reply does.
+    expect(r.end).toEqual(endOf(o, { outcome: 'spawn_failed', ran: false }));
     expect(r.notice).toBe('tmux-run: run 01234567 did not start (spawn failed) after 12 ms');
     // A run that "completed" without a completion is reported the same way.
     const none = reportOf(job, outcome({}), '%5');
@@ -191,7 +192,7 @@ describe('reportOf', () => {
       ran: false,
       run_id: runId,
     });
-    expect(none.end).toMatchObject({ outcome: 'spawn_failed' });
+    expect(none.end).toMatchObject({ outcome: 'spawn_failed', ran: false });
     expect(none.notice).toBe('tmux-run: run 01234567 did not start after 12 ms');
   });
 });

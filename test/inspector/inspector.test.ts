@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enrolledPane } from '../support/enrollment.js';
+import { ALL_TOOLS } from '../support/mcp.js';
 import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
 import { useServer } from '../support/lifecycle.js';
@@ -42,14 +43,7 @@ describe('the MCP Inspector CLI as a client', () => {
     const on = await inspector(server, ['--method', 'tools/list'], ['--enable-tool', 'tmux_run']);
     expect(on.code).toBe(0);
     const names = (JSON.parse(on.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name).sort();
-    expect(names).toEqual([
-      'tmux_enrolled_panes',
-      'tmux_run',
-      'tmux_run_cancel',
-      'tmux_run_start',
-      'tmux_run_wait',
-      'tmux_runs',
-    ]);
+    expect(names).toEqual(ALL_TOOLS);
     const off = await inspector(server, ['--method', 'tools/list'], []);
     expect((JSON.parse(off.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name)).toEqual([
       'tmux_enrolled_panes',

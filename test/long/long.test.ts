@@ -10,7 +10,7 @@ import { auditEntries } from '../support/audit.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import { markerDir } from '../support/markers.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
+import { ALL_TOOLS, callRun, type McpHandle } from '../support/mcp.js';
 import { groupGone } from '../support/processes.js';
 import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
@@ -33,14 +33,7 @@ describe('long runs', () => {
   it('lists the four tools with --enable-tool tmux_run, with sensible annotations', async () => {
     const tools = (await mcp.client.listTools()).tools;
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(by).sort()).toEqual([
-      'tmux_enrolled_panes',
-      'tmux_run',
-      'tmux_run_cancel',
-      'tmux_run_start',
-      'tmux_run_wait',
-      'tmux_runs',
-    ]);
+    expect(Object.keys(by).sort()).toEqual(ALL_TOOLS);
     expect(by.tmux_run_wait!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(by.tmux_runs!.annotations).toMatchObject({ readOnlyHint: true });
     expect(by.tmux_run_cancel!.annotations).toMatchObject({ destructiveHint: true });

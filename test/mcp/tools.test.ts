@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type McpHandle, startMcp } from '../support/mcp.js';
+import { ALL_TOOLS, type McpHandle, startMcp } from '../support/mcp.js';
 import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
 import { checkRunResult, CONTRACT_DIR, contractInput, contractOutput, type Fixture, setupFixture } from './support.js';
 
@@ -38,14 +38,7 @@ function runMcp(args: string[]): Promise<{ code: number | null; stderr: string; 
 describe('tools/list', () => {
   it('offers tmux_run only with --enable-tool tmux_run', async () => {
     const on = (await fx.mcp.client.listTools()).tools.map((t) => t.name).sort();
-    expect(on).toEqual([
-      'tmux_enrolled_panes',
-      'tmux_run',
-      'tmux_run_cancel',
-      'tmux_run_start',
-      'tmux_run_wait',
-      'tmux_runs',
-    ]);
+    expect(on).toEqual(ALL_TOOLS);
     const off = (await disabled.client.listTools()).tools.map((t) => t.name);
     expect(off).toEqual(['tmux_enrolled_panes']);
   });

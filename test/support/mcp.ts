@@ -7,6 +7,16 @@ import type { PaneListing } from '../../src/broker/registry.js';
 import { MCP_BIN, productEnv } from './product.js';
 import type { TmuxServer } from './server.js';
 
+/** Every tool a server started with --enable-tool tmux_run lists, sorted by name. */
+export const ALL_TOOLS = [
+  'tmux_enrolled_panes',
+  'tmux_run',
+  'tmux_run_cancel',
+  'tmux_run_start',
+  'tmux_run_wait',
+  'tmux_runs',
+];
+
 export interface McpHandle {
   client: Client;
   transport: StdioClientTransport;

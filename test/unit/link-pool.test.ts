@@ -9,32 +9,11 @@ import { HelperService } from '../../helper/service.js';
 import { LinkPool } from '../../src/broker/link-pool.js';
 import { exchange } from '../../src/broker/helper-client.js';
 import { socketTransport, type Transport } from '../../src/protocol/transport.js';
-import { AuditLog } from '../../src/audit/audit-log.js';
-import { RunJournal } from '../../src/enrollment/run-journal.js';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
-import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import { fakeRecord, runRequest as signedRun, standInService } from './fixtures.js';
 import type { Reply, Request } from '../../src/protocol/messages.js';
 
 const secret = Buffer.alloc(32, 5);
-const record: EnrollmentRecord = {
-  version: 1,
-  pane_id: '%4',
-  generation: 'e'.repeat(32),
-  server_generation: '1.2.srv',
-  process_generation: 'a'.repeat(32),
-  enrollment_generation: 'b'.repeat(32),
-  tmux_socket: '/nonexistent',
-  tmux_server_pid: 1,
-  shell_pid: process.pid,
-  shell_start: '0',
-  shell_tty: '/dev/null',
-  helper_pid: process.pid,
-  socket: '/nonexistent',
-  channel: '/nonexistent',
-  enrolled_at: new Date().toISOString(),
-  secret: secret.toString('hex'),
-};
+const record = fakeRecord(secret, { pane_id: '%4' });
 
 let dir: string;
 let path: string;
@@ -46,22 +25,9 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tmux-run-pool-'));
   path = join(dir, 'helper.sock');
   connections = 0;
-  service = new HelperService({
-    record,
-    secret,
-    shell: {
-      ask: () =>
-        Promise.resolve({ ok: true, snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin' } }, approval: 'auto' }),
-      notify: () => {},
-      revoked: () => {},
-      mode: 'auto',
-    },
-    audit: new AuditLog(join(dir, 'audit.jsonl')),
-    onRevoke: () => {},
-    alive: () => true,
-    journal: new RunJournal(join(dir, 'journal.runs')),
-    log: () => {},
-  });
+  service = standInService(dir, record, secret, () =>
+    Promise.resolve({ ok: true, snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin' } }, approval: 'auto' }),
+  );
   server = createServer((conn) => {
     connections++;
     service.attach(socketTransport(conn));
@@ -74,21 +40,8 @@ afterEach(async () => {
 });
 
 function runRequest(script: string): { runId: string; message: Request } {
-  const b: Binding = {
-    run_id: freshId(),
-    script_digest: scriptDigest(script),
-    server_generation: record.server_generation,
-    pane_id: record.pane_id,
-    enrollment_generation: record.enrollment_generation,
-    process_generation: record.process_generation,
-    stdout_limit: 65536,
-    stderr_limit: 65536,
-    issued_at: Date.now(),
-  };
-  return {
-    runId: b.run_id,
-    message: { type: 'run', binding: b, token: signBinding(secret, b), script, progress: false },
-  };
+  const message = signedRun(record, secret, script);
+  return { runId: message.binding.run_id, message };
 }
 
 /** Sends a run on `t`; resolves its replies up to the final one; `onStarted` fires once it runs. */

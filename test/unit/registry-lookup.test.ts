@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordsFor, scanRecords } from '../../src/broker/registry.js';
 import { writeRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
 import { freshId, paneGeneration } from '../../src/enrollment/generation.js';
+import { fakeRecord } from './fixtures.js';
 import { RegistryDirError, recordPath } from '../../src/enrollment/layout.js';
 
 let dir: string;
@@ -23,21 +24,11 @@ function record(pane: string): EnrollmentRecord {
     process_generation: freshId(),
     enrollment_generation: freshId(),
   };
-  return {
-    version: 1,
+  return fakeRecord(Buffer.alloc(32, 0xab), {
     ...gens,
     generation: paneGeneration(gens),
-    tmux_socket: '/nonexistent',
-    tmux_server_pid: 1,
-    shell_pid: process.pid,
-    shell_start: '0',
-    shell_tty: '/dev/null',
-    helper_pid: process.pid,
-    socket: '/nonexistent',
     channel: join(dir, 'ch.1.1'),
-    enrolled_at: new Date().toISOString(),
-    secret: 'ab'.repeat(32),
-  };
+  });
 }
 
 const lookup = (r: EnrollmentRecord): EnrollmentRecord[] => recordsFor(dir, r.pane_id, r.generation);

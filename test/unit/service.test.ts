@@ -8,9 +8,8 @@ import { HelperService } from '../../helper/service.js';
 import { memoryPair, type Transport } from '../../src/protocol/transport.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { RunJournal } from '../../src/enrollment/run-journal.js';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
-import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { Binding } from '../../src/protocol/token.js';
+import { bindingFor as fixtureBinding, fakeRecord, runRequest } from './fixtures.js';
 import type { AskResult } from '../../helper/shell-channel.js';
 import type { Reply } from '../../src/protocol/messages.js';
 
@@ -20,39 +19,9 @@ let service: HelperService;
 let askAnswer: AskResult;
 let notices: string[];
 
-const record: EnrollmentRecord = {
-  version: 1,
-  pane_id: '%7',
-  generation: 'e'.repeat(32),
-  server_generation: '1.2.srv',
-  process_generation: 'a'.repeat(32),
-  enrollment_generation: 'b'.repeat(32),
-  tmux_socket: '/nonexistent',
-  tmux_server_pid: 1,
-  shell_pid: process.pid,
-  shell_start: '0',
-  shell_tty: '/dev/null',
-  helper_pid: process.pid,
-  socket: '/nonexistent',
-  channel: '/nonexistent',
-  enrolled_at: new Date().toISOString(),
-  secret: secret.toString('hex'),
-};
+const record = fakeRecord(secret, { pane_id: '%7' });
 
-function bindingFor(script: string, over: Partial<Binding> = {}): Binding {
-  return {
-    run_id: freshId(),
-    script_digest: scriptDigest(script),
-    server_generation: record.server_generation,
-    pane_id: record.pane_id,
-    enrollment_generation: record.enrollment_generation,
-    process_generation: record.process_generation,
-    stdout_limit: 65536,
-    stderr_limit: 65536,
-    issued_at: Date.now(),
-    ...over,
-  };
-}
+const bindingFor = (script: string, over: Partial<Binding> = {}): Binding => fixtureBinding(record, script, over);
 
 /** Sends one request over a fresh in-memory pair and collects replies until a final one. */
 function request(message: unknown): Promise<Reply[]> {
@@ -69,7 +38,7 @@ function request(message: unknown): Promise<Reply[]> {
 }
 
 function runMessage(script: string, b: Binding = bindingFor(script), key: Buffer = secret) {
-  return { type: 'run', binding: b, token: signBinding(key, b), script, progress: false };
+  return runRequest(record, key, script, b);
 }
 
 beforeEach(() => {

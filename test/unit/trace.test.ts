@@ -7,11 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HELPER_STAGES, STAGES, Trace, monotonicMs, traceSink } from '../../src/protocol/trace.js';
 import { HelperService } from '../../helper/service.js';
 import { memoryPair } from '../../src/protocol/transport.js';
-import { AuditLog } from '../../src/audit/audit-log.js';
-import { RunJournal } from '../../src/enrollment/run-journal.js';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
-import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import { fakeRecord, runRequest, standInService } from './fixtures.js';
 import { checkReply, checkRequest, type Reply } from '../../src/protocol/messages.js';
 
 const dirs: string[] = [];
@@ -72,73 +68,25 @@ describe('trace recorder', () => {
 
 describe('the helper returns its stamps only when asked', () => {
   const secret = Buffer.alloc(32, 3);
-  const record: EnrollmentRecord = {
-    version: 1,
-    pane_id: '%9',
-    generation: 'e'.repeat(32),
-    server_generation: '1.2.srv',
-    process_generation: 'a'.repeat(32),
-    enrollment_generation: 'b'.repeat(32),
-    tmux_socket: '/nonexistent',
-    tmux_server_pid: 1,
-    shell_pid: process.pid,
-    shell_start: '0',
-    shell_tty: '/dev/null',
-    helper_pid: process.pid,
-    socket: '/nonexistent',
-    channel: '/nonexistent',
-    enrolled_at: new Date().toISOString(),
-    secret: secret.toString('hex'),
-  };
+  const record = fakeRecord(secret, { pane_id: '%9' });
 
   function serve(dir: string, answer: 'ok' | 'busy'): HelperService {
-    return new HelperService({
-      record,
-      secret,
-      shell: {
-        ask: () =>
-          Promise.resolve(
-            answer === 'ok'
-              ? {
-                  ok: true,
-                  snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin' } },
-                  approval: 'auto',
-                  answeredAt: monotonicMs(),
-                }
-              : { ok: false, reason: 'editor_not_empty' },
-          ),
-        notify: () => {},
-        revoked: () => {},
-        mode: 'auto',
-      },
-      audit: new AuditLog(join(dir, 'audit.jsonl')),
-      onRevoke: () => {},
-      alive: () => true,
-      journal: new RunJournal(join(dir, 'journal.runs')),
-      log: () => {},
-    });
+    return standInService(dir, record, secret, () =>
+      Promise.resolve(
+        answer === 'ok'
+          ? {
+              ok: true,
+              snapshot: { cwd: dir, env: { PATH: '/usr/bin:/bin' } },
+              approval: 'auto',
+              answeredAt: monotonicMs(),
+            }
+          : { ok: false, reason: 'editor_not_empty' },
+      ),
+    );
   }
 
   function run(service: HelperService, script: string, trace: boolean | undefined): Promise<Reply> {
-    const b: Binding = {
-      run_id: freshId(),
-      script_digest: scriptDigest(script),
-      server_generation: record.server_generation,
-      pane_id: record.pane_id,
-      enrollment_generation: record.enrollment_generation,
-      process_generation: record.process_generation,
-      stdout_limit: 65536,
-      stderr_limit: 65536,
-      issued_at: Date.now(),
-    };
-    const msg = {
-      type: 'run',
-      binding: b,
-      token: signBinding(secret, b),
-      script,
-      progress: false,
-      ...(trace === undefined ? {} : { trace }),
-    };
+    const msg = { ...runRequest(record, secret, script), ...(trace === undefined ? {} : { trace }) };
     expect(checkRequest(msg).ok).toBe(true);
     const [client, helperSide] = memoryPair();
     service.attach(helperSide);

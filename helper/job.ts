@@ -1,16 +1,23 @@
 // A job: one run request as the helper holds it, from its arrival to its final reply, with who
 // waits for it, why it was stopped, and the snapshots (pending, progress, list) taken of it.
 import type { Transport } from '../src/protocol/transport.js';
-import type { ErrorReply, HeldRunInfo, LiveState, PendingReply, Reply, RunState } from '../src/protocol/messages.js';
+import type {
+  ErrorReply,
+  HeldRunInfo,
+  LiveState,
+  PendingReply,
+  Reply,
+  RunState,
+  StreamTail,
+} from '../src/protocol/messages.js';
 import type { Binding } from '../src/protocol/token.js';
 import type { ErrorCode } from '../src/protocol/errors.js';
-import { MAX_OUTPUT_LIMIT } from '../src/protocol/limits.js';
+import { TAIL_BYTES } from '../src/protocol/limits.js';
 import type { Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
 import type { Run } from './runner.js';
-
-/** The largest output count a pending result or a progress frame reports (the contract's cap). */
-const MAX_REPORTED_BYTES = MAX_OUTPUT_LIMIT;
+import type { StreamStore } from './stream-store.js';
+import { tailWindow } from './stream-window.js';
 
 /** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
 export interface Waiter {
@@ -30,6 +37,8 @@ export interface Job {
   cancelled: boolean;
   /** Held for tmux_run_start: not tied to any link; its final reply is kept (held-runs.ts). */
   held: boolean;
+  /** Started with background: true (it gives up the pane's queue once spawned). */
+  background: boolean;
   /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */
   state: RunState;
   startedAt?: number;
@@ -73,12 +82,16 @@ export function err(code: ErrorCode, message: string, run_id?: string, ran = fal
   return { type: 'error', code, message, ran, ...(run_id ? { run_id } : {}) };
 }
 
-/** The output counts a snapshot of the job reports, capped. */
+/** The output counts a snapshot of the job reports: every byte each stream produced so far. */
 function outputBytes(job: Job): { stdout_bytes: number; stderr_bytes: number } {
-  return {
-    stdout_bytes: Math.min(job.run?.stdoutBytes ?? 0, MAX_REPORTED_BYTES),
-    stderr_bytes: Math.min(job.run?.stderrBytes ?? 0, MAX_REPORTED_BYTES),
-  };
+  return { stdout_bytes: job.run?.stdoutBytes ?? 0, stderr_bytes: job.run?.stderrBytes ?? 0 };
+}
+
+/** A stream's last bytes so far, as a pending result shows them. */
+function tailOf(store: StreamStore | undefined): StreamTail {
+  if (!store) return { from: 0, encoding: 'utf-8', data: '' };
+  const { from, bytes } = store.last(TAIL_BYTES);
+  return tailWindow(bytes, from);
 }
 
 /** The answer to a wait whose wait_ms passed before the job finished. */
@@ -89,6 +102,9 @@ export function pendingOf(job: Job): PendingReply {
     state: job.state === 'finished' ? 'running' : job.state,
     elapsed_ms: Date.now() - job.queuedAt,
     ...outputBytes(job),
+    stdout_tail: tailOf(job.run?.stdout),
+    stderr_tail: tailOf(job.run?.stderr),
+    background: job.background,
   };
 }
 

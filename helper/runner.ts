@@ -5,6 +5,7 @@ import type { Completion } from '../src/protocol/messages.js';
 import { groupAlive } from '../src/os/proc.js';
 import { terminateGroup } from '../src/os/process-group.js';
 import { monotonicMs } from '../src/protocol/trace.js';
+import { StreamStore } from './stream-store.js';
 
 export interface RunSpec {
   script: string;
@@ -38,10 +39,9 @@ export class Run {
   readonly done: Promise<RunOutcome>;
   pgid: number | undefined;
   private child: ChildProcess | undefined;
-  private out: Buffer[] = [];
-  private err: Buffer[] = [];
-  stdoutBytes = 0;
-  stderrBytes = 0;
+  /** What the run keeps of each stream (at most its limit), and how many bytes it produced. */
+  readonly stdout: StreamStore;
+  readonly stderr: StreamStore;
   private reason: EndReason | undefined;
   private overflow: 'stdout' | 'stderr' | undefined;
   private completion: Completion | undefined;
@@ -54,6 +54,16 @@ export class Run {
 
   constructor(private readonly spec: RunSpec) {
     this.done = new Promise((r) => (this.resolve = r));
+    this.stdout = new StreamStore(spec.stdoutLimit);
+    this.stderr = new StreamStore(spec.stderrLimit);
+  }
+
+  get stdoutBytes(): number {
+    return this.stdout.total;
+  }
+
+  get stderrBytes(): number {
+    return this.stderr.total;
   }
 
   /** Starts the script; returns its process group id, or undefined when it could not start. */
@@ -101,16 +111,12 @@ export class Run {
 
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
     if (this.reason !== undefined) return;
-    const limit = which === 'stdout' ? this.spec.stdoutLimit : this.spec.stderrLimit;
-    const total = (which === 'stdout' ? this.stdoutBytes : this.stderrBytes) + chunk.length;
-    if (which === 'stdout') this.stdoutBytes = total;
-    else this.stderrBytes = total;
-    if (total > limit) {
+    const store = this[which];
+    store.append(chunk);
+    if (store.total > store.capacity) {
       this.overflow = which;
       this.stop('output_limit_exceeded');
-      return;
     }
-    (which === 'stdout' ? this.out : this.err).push(chunk);
   }
 
   /** Stops the run's process group (cancel or overflow); the outcome follows when /bin/sh exits. */
@@ -133,10 +139,10 @@ export class Run {
     this.resolve({
       reason: final,
       completion: this.completion,
-      stdout: Buffer.concat(this.out),
-      stderr: Buffer.concat(this.err),
-      stdoutBytes: this.stdoutBytes,
-      stderrBytes: this.stderrBytes,
+      stdout: this.stdout.contents(),
+      stderr: this.stderr.contents(),
+      stdoutBytes: this.stdout.total,
+      stderrBytes: this.stderr.total,
       overflow: this.overflow,
       durationMs: Math.round(performance.now() - this.startedAt),
       error,

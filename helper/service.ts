@@ -171,6 +171,7 @@ export class HelperService {
       queuedAt: now,
       cancelled: false,
       held,
+      background: false,
       state: 'queued',
       waiters: new Set(),
       ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),

@@ -41,6 +41,8 @@ const contractFiles = {
   longOutput: 'tmux_run_long.output.schema.json',
   runsInput: 'tmux_runs.input.schema.json',
   runsOutput: 'tmux_runs.output.schema.json',
+  outputInput: 'tmux_run_output.input.schema.json',
+  outputOutput: 'tmux_run_output.output.schema.json',
 };
 for (const file of Object.values(contractFiles)) contractAjv.addSchema(readJson(file), file);
 const contract = {

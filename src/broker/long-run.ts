@@ -110,6 +110,9 @@ function converse(
                   elapsed_ms: r.elapsed_ms,
                   stdout_bytes: r.stdout_bytes,
                   stderr_bytes: r.stderr_bytes,
+                  stdout_tail: r.stdout_tail,
+                  stderr_tail: r.stderr_tail,
+                  background: r.background,
                 },
               });
               return;

@@ -1,6 +1,6 @@
 // The tool's structured results: the success and error variants of the contract's output schema.
 import { isUtf8 } from 'node:buffer';
-import type { Completion } from '../protocol/messages.js';
+import type { Completion, StreamTail } from '../protocol/messages.js';
 import type { Binding } from '../protocol/token.js';
 import { nothingRan, type ErrorCode } from '../protocol/errors.js';
 import { escapeControls } from './escape.js';
@@ -50,6 +50,9 @@ export interface Pending {
   elapsed_ms: number;
   stdout_bytes: number;
   stderr_bytes: number;
+  stdout_tail: StreamTail;
+  stderr_tail: StreamTail;
+  background: boolean;
 }
 
 /** What tmux_run_start, tmux_run_wait and tmux_run_cancel return: tmux_run's result, or pending. */
@@ -83,11 +86,26 @@ const describeCompletion = (c: Completion | { state: 'unobserved' }): string =>
       ? `killed by signal ${c.signal}`
       : 'end not observed';
 
+/** A pending result's tail of one stream, as text ('' when the stream is still empty). */
+function showTail(name: string, t: StreamTail, total: number): string {
+  if (total === 0) return '';
+  const at = t.from === 0 ? 'all of it' : `from byte ${t.from}`;
+  return t.encoding === 'base64'
+    ? `${name} so far (${at}, not UTF-8, base64): ${t.data}`
+    : `${name} so far (${at}):\n${t.data}`;
+}
+
 /** A short text rendering of a result for clients that show text. */
 export function renderText(r: LongResult, tool = 'tmux_run'): string {
   if (isPending(r)) {
     const p = r.pending;
-    return `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); call tmux_run_wait with this run_id for its result`;
+    return [
+      `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')}${p.background ? ' in the background' : ''} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); call tmux_run_wait with this run_id for its result`,
+      showTail('stdout', p.stdout_tail, p.stdout_bytes),
+      showTail('stderr', p.stderr_tail, p.stderr_bytes),
+    ]
+      .filter((line) => line !== '')
+      .join('\n');
   }
   if (!r.ok) {
     const fx = r.error.effects;

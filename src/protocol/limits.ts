@@ -11,3 +11,7 @@ export const MAX_OUTPUT_LIMIT = 262144;
 export const MAX_REQUEST_FRAME = 2 * MAX_SCRIPT_BYTES;
 /** The largest frame a peer reads unless told otherwise: a reply with two full streams fits. */
 export const DEFAULT_MAX_FRAME = 4 * MAX_OUTPUT_LIMIT;
+/** A pending result's stdout_tail and stderr_tail hold at most this many of a stream's last bytes. */
+export const TAIL_BYTES = 2048;
+/** tmux_run_output returns at most this many bytes per call (its max_bytes default and maximum). */
+export const OUTPUT_CHUNK_BYTES = 65536;

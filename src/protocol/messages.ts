@@ -82,6 +82,13 @@ export type Reply =
   | ErrorReply
   | { type: 'revoked' };
 
+/** A stream's last bytes so far (at most TAIL_BYTES), from offset `from` on. */
+export interface StreamTail {
+  from: number;
+  encoding: 'utf-8' | 'base64';
+  data: string;
+}
+
 export interface PendingReply {
   type: 'pending';
   run_id: string;
@@ -89,6 +96,9 @@ export interface PendingReply {
   elapsed_ms: number;
   stdout_bytes: number;
   stderr_bytes: number;
+  stdout_tail: StreamTail;
+  stderr_tail: StreamTail;
+  background: boolean;
 }
 
 export interface ErrorReply {

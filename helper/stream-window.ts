@@ -1,0 +1,71 @@
+// How a window of a stream's bytes is put in a result (pure): a pending result's tail, which
+// starts up to 3 bytes late rather than inside a character, and a tmux_run_output chunk, which ends
+// up to 3 bytes early rather than split one. Text when the bytes are UTF-8, else base64.
+import { isUtf8 } from 'node:buffer';
+
+export interface Window {
+  /** Offset in the stream of the window's first byte. */
+  from: number;
+  encoding: 'utf-8' | 'base64';
+  data: string;
+}
+
+export interface Chunk extends Window {
+  /** Offset just past the chunk's last byte. */
+  to: number;
+}
+
+/** A byte that continues a UTF-8 character (10xxxxxx). */
+const continues = (b: number): boolean => (b & 0xc0) === 0x80;
+
+/** How many bytes a UTF-8 character that starts with `lead` has (0: not a lead byte). */
+function charLength(lead: number): number {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return 2;
+  if (lead >= 0xe0 && lead <= 0xef) return 3;
+  if (lead >= 0xf0 && lead <= 0xf4) return 4;
+  return 0;
+}
+
+/** How many bytes at the end of `bytes` are the start of a character that is not complete (0 to 3). */
+export function incompleteEnd(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if (continues(b)) continue;
+    const need = charLength(b);
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+const text = (from: number, bytes: Buffer): Window => ({ from, encoding: 'utf-8', data: bytes.toString('utf8') });
+const base64 = (from: number, bytes: Buffer): Window => ({ from, encoding: 'base64', data: bytes.toString('base64') });
+
+/**
+ * The tail of a stream: `bytes` are its last bytes, the first of them at offset `from`. When the
+ * window does not start the stream, up to 3 leading bytes that continue a character cut off by the
+ * window are left out if the rest is then UTF-8; otherwise the whole window comes as base64.
+ */
+export function tailWindow(bytes: Buffer, from: number): Window {
+  let skip = 0;
+  if (from > 0) while (skip < 3 && skip < bytes.length && continues(bytes[skip]!)) skip++;
+  const rest = bytes.subarray(skip);
+  if (isUtf8(rest)) return text(from + skip, rest);
+  return base64(from, bytes);
+}
+
+/**
+ * A chunk of a stream: `bytes` are the bytes available from offset `from` (at most the caller's
+ * max_bytes). UTF-8 text when they are, ending up to 3 bytes early rather than split a character;
+ * base64 when they start inside a character, are not UTF-8, or are only part of one character (a
+ * chunk is never empty when there are bytes).
+ */
+export function chunkWindow(bytes: Buffer, from: number): Chunk {
+  if (isUtf8(bytes)) return { ...text(from, bytes), to: from + bytes.length };
+  const cut = incompleteEnd(bytes);
+  if (cut > 0 && cut < bytes.length) {
+    const whole = bytes.subarray(0, bytes.length - cut);
+    if (isUtf8(whole)) return { ...text(from, whole), to: from + whole.length };
+  }
+  return { ...base64(from, bytes), to: from + bytes.length };
+}

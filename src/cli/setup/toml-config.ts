@@ -48,17 +48,17 @@ export function mergeToml(text: string, name: string, entry: Record<string, unkn
   const want: TomlTable = { ...doc, [CODEX_CONTAINER]: { ...(servers ?? {}), [name]: withEntry(current, entry) } };
   if (current === undefined) {
     const appended = appendTable(text, name, entry);
-    if (appended !== undefined && parsesTo(appended, want))
-      return { status: 'added', text: appended, previous: undefined };
+    if (parsesTo(appended, want)) return { status: 'added', text: appended, previous: undefined };
   }
-  const rewritten = stringify(want);
+  // Integers were read as BigInt, so every JS number is a TOML float and stays one.
+  const rewritten = stringify(want, { numbersAsFloat: true });
   if (!parsesTo(rewritten, want))
     throw new Error('internal error: the rewritten config.toml would not read back the same; nothing written');
   return { status: current === undefined ? 'added' : 'updated', text: rewritten, previous: current, rewritten: true };
 }
 
 /** The text with the new table after everything else, one blank line apart. */
-function appendTable(text: string, name: string, entry: Record<string, unknown>): string | undefined {
+function appendTable(text: string, name: string, entry: Record<string, unknown>): string {
   const table = stringify({ [CODEX_CONTAINER]: { [name]: entry } });
   if (text.trim() === '') return table;
   return `${text}${text.endsWith('\n') ? '' : '\n'}\n${table}`;

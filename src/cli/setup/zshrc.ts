@@ -34,8 +34,10 @@ function findBlock(lines: string[]): Block | undefined {
   const begin = lines.findIndex((l) => l.startsWith(BLOCK_BEGIN));
   const end = lines.findIndex((l) => l.startsWith(BLOCK_END));
   if (begin < 0 && end < 0) return undefined;
-  if (begin < 0 || end < begin) throw new ZshrcEditedError(`a '${BLOCK_END}' line without its '${BLOCK_BEGIN}' line`);
-  if (end < 0) throw new ZshrcEditedError(`a '${BLOCK_BEGIN}' line (line ${begin + 1}) without its end line`);
+  if (begin >= 0 && end < 0)
+    throw new ZshrcEditedError(`a '${BLOCK_BEGIN}' line (line ${begin + 1}) without its end line`);
+  if (begin < 0 || end < begin)
+    throw new ZshrcEditedError(`a '${BLOCK_END}' line (line ${end + 1}) without its '${BLOCK_BEGIN}' line before it`);
   return { begin, end };
 }
 

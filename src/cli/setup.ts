@@ -82,9 +82,10 @@ export const setup: Command = {
     if (!existsSync(snippet)) throw new CliError(`the snippet ${snippet} is missing; reinstall tmux-run`);
     const place: Place = { home: io.env.HOME || homedir(), cwd: process.cwd(), env: io.env };
     const zshrcFile = typeof args.options.get('zshrc') === 'string' ? (args.options.get('zshrc') as string) : undefined;
+    // The entry first: when it cannot be made (a relative TMUX_RUN_DIR), nothing is changed.
+    const server = undo ? null : serverEntry(process.execPath, mcpBinPath(), registryEnv(io.env));
     const rc = zshrc ? zshrcStep(zshrcFile ?? zshrcPath(io.env, place.home), snippet, undo, dryRun) : null;
-    if (undo) return report(io, args, rc, null, []);
-    const server = serverEntry(process.execPath, mcpBinPath(), registryEnv(io.env));
+    if (server === null) return report(io, args, rc, null, []);
     const clients = CLIENTS.filter((c) => write === undefined || write.includes(c.id)).map((c) =>
       write === undefined ? printed(c, server, place) : written(c, server, place, dryRun),
     );

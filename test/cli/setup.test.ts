@@ -214,7 +214,7 @@ describe('tmux-run setup', () => {
       `✓ tmux-run: ${process.execPath} ${MCP_BIN} --enable-tool tmux_run (stdio) - Connected`,
     );
     expect(gemini.stdout + gemini.stderr).toMatch(/other: \/bin\/cat -u/);
-  });
+  }, 120_000);
 
   it('writes Cursor and VS Code entries that start the server as written', async () => {
     seedAll();
@@ -245,7 +245,7 @@ describe('tmux-run setup', () => {
         await client.close();
       }
     }
-  });
+  }, 60_000);
 
   it('prints every entry without writing anything, and --dry-run writes nothing either', async () => {
     const files = seedAll();
@@ -295,6 +295,32 @@ describe('tmux-run setup', () => {
     expect((await setup(['--undo'], { ZDOTDIR: zdot })).code).toBe(0);
     expect(readFileSync(real.path, 'utf8')).toBe(real.text);
     expect(modeOf(real.path)).toBe(0o644);
+  });
+
+  it('updates an entry left by an older install, keeping the rest; Codex reads the new one', async () => {
+    const toml = join(home, '.codex', 'config.toml');
+    seed(
+      toml,
+      `model = "o3"\n\n[mcp_servers.tmux-run]\ncommand = "/old/node"\nargs = ["/old/bin/tmux-run-mcp.js"]\nstartup_timeout_sec = 20\n`,
+      0o600,
+    );
+    const r = JSON.parse((await setup(['--write', 'codex', '--no-zshrc', '--json'])).stdout) as Report;
+    expect(r.clients[0]).toMatchObject({ status: 'updated', written: true, rewritten: true });
+    const codex = JSON.parse((await clientCli('codex', ['mcp', 'get', 'tmux-run', '--json'])).stdout) as {
+      transport: unknown;
+      startup_timeout_sec: number;
+    };
+    expect(codex.transport).toMatchObject({ command: process.execPath, args: [MCP_BIN, '--enable-tool', 'tmux_run'] });
+    expect(codex.startup_timeout_sec).toBe(20);
+    expect(readFileSync(toml, 'utf8')).toMatch(/^model = "o3"$/m);
+  });
+
+  it('changes nothing when the entry cannot be made (a relative TMUX_RUN_DIR)', async () => {
+    const rc = seed(join(home, '.zshrc'), 'x=1\n', 0o600);
+    const r = await setup([], { TMUX_RUN_DIR: 'relative/dir' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('tmux-run: TMUX_RUN_DIR (relative/dir) is not an absolute path; set it to one\n');
+    expect(readFileSync(rc.path, 'utf8')).toBe(rc.text);
   });
 
   it('refuses an unknown client with the list, exit 2; --help exits 0', async () => {

@@ -3,7 +3,7 @@
 // kept, backups are made, and --undo gives .zshrc back. What was written is then read by the
 // clients' own CLIs (Claude Code, Codex, Gemini CLI: installed from npm, offline, no login),
 // and the Cursor and VS Code entries are started as written with the MCP SDK's Client.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   lstatSync,
@@ -291,6 +291,14 @@ describe('tmux-run setup', () => {
     // The link is still a link (a dotfile manager's), and the file it points to got the block.
     expect(lstatSync(join(zdot, '.zshrc')).isSymbolicLink()).toBe(true);
     expect(readFileSync(real.path, 'utf8')).toBe(real.text + zshrcBlock(ZSHRC_LINE));
+    // A real interactive zsh reads it through ZDOTDIR and the link; outside tmux the block does nothing.
+    const zsh = spawnSync('zsh', ['-i', '-c', 'print -r -- beep:$options[beep]'], {
+      env: { PATH: box.env.PATH, HOME: home, ZDOTDIR: zdot },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect([zsh.status, zsh.stdout, zsh.stderr]).toEqual([0, 'beep:off\n', '']);
     expect(readFileSync(own.path, 'utf8')).toBe(own.text);
     expect((await setup(['--undo'], { ZDOTDIR: zdot })).code).toBe(0);
     expect(readFileSync(real.path, 'utf8')).toBe(real.text);

@@ -7,7 +7,7 @@ import { snippetPath } from '../os/package-root.js';
 import { CliError, UsageError } from './errors.js';
 import { paint, type Io } from './output.js';
 import { zshrcLine } from './snippet.js';
-import { CLIENTS, clientIds, fragment, mergeInto, type Client, type Place } from './setup/clients.js';
+import { CLIENTS, clientIds, type Client, type Place } from './setup/clients.js';
 import { mcpBinPath, registryEnv, serverEntry, type ServerEntry } from './setup/entry.js';
 import { backup, readSettings, writeSettings } from './setup/files.js';
 import { ConfigError } from './setup/merge.js';
@@ -86,8 +86,10 @@ export const setup: Command = {
     const server = undo ? null : serverEntry(process.execPath, mcpBinPath(), registryEnv(io.env));
     const rc = zshrc ? zshrcStep(zshrcFile ?? zshrcPath(io.env, place.home), snippet, undo, dryRun) : null;
     if (server === null) return report(io, args, rc, null, []);
+    // The parsers are loaded only now, not by every tmux-run command.
+    const tools = await import('./setup/write.js');
     const clients = CLIENTS.filter((c) => write === undefined || write.includes(c.id)).map((c) =>
-      write === undefined ? printed(c, server, place) : written(c, server, place, dryRun),
+      write === undefined ? printed(tools, c, server, place) : written(tools, c, server, place, dryRun),
     );
     return report(io, args, rc, server, clients, write !== undefined);
   },
@@ -130,14 +132,16 @@ function zshrcStep(path: string, snippet: string, undo: boolean, dryRun: boolean
   return { ...base, written: true, backup: copy };
 }
 
-function describeClient(c: Client, server: ServerEntry, place: Place) {
+type Tools = typeof import('./setup/write.js');
+
+function describeClient(tools: Tools, c: Client, server: ServerEntry, place: Place) {
   return {
     client: c.id,
     title: c.title,
     format: c.format,
     file: c.file(place),
     entry: c.entry(server),
-    snippet: fragment(c, server),
+    snippet: tools.fragment(c, server),
     command: c.command?.(server) ?? null,
     rewritten: false,
     written: false,
@@ -145,17 +149,17 @@ function describeClient(c: Client, server: ServerEntry, place: Place) {
   };
 }
 
-const printed = (c: Client, server: ServerEntry, place: Place): ClientReport => ({
-  ...describeClient(c, server, place),
+const printed = (tools: Tools, c: Client, server: ServerEntry, place: Place): ClientReport => ({
+  ...describeClient(tools, c, server, place),
   status: 'not_written',
 });
 
 /** Merges the entry into the client's file (or says what would change, with `dryRun`). */
-function written(c: Client, server: ServerEntry, place: Place, dryRun: boolean): ClientReport {
-  const base = describeClient(c, server, place);
+function written(tools: Tools, c: Client, server: ServerEntry, place: Place, dryRun: boolean): ClientReport {
+  const base = describeClient(tools, c, server, place);
   try {
     const file = readSettings(base.file, c.private ? 0o600 : 0o644);
-    const merged = mergeInto(c, file.text, server);
+    const merged = tools.mergeInto(c, file.text, server);
     const out: ClientReport = { ...base, status: merged.status, rewritten: merged.rewritten === true };
     if (merged.status === 'unchanged' || dryRun) return out;
     const copy = file.exists ? backup(file) : null;

@@ -1,7 +1,8 @@
 // The server's entry and each client's shape of it.
 import { describe, expect, it } from 'vitest';
 import { parse as parseToml } from 'smol-toml';
-import { CLIENTS, fragment } from '../../src/cli/setup/clients.js';
+import { CLIENTS } from '../../src/cli/setup/clients.js';
+import { fragment } from '../../src/cli/setup/write.js';
 import { registryEnv, serverEntry } from '../../src/cli/setup/entry.js';
 
 const server = serverEntry('/opt/node/bin/node', "/opt/tmux run's/bin/tmux-run-mcp.js", { TMUX_RUN_DIR: '/r d' });

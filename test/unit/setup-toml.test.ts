@@ -19,24 +19,26 @@ args = ["-y", "other"]
 
 describe('mergeToml', () => {
   it('appends the table after the file as it was written, and a second merge changes nothing', () => {
-    const r = mergeToml(ORIGINAL, 'tmux-run', entry);
+    const r = mergeToml(ORIGINAL, 'mcp_servers', 'tmux-run', entry);
     expect(r.status).toBe('added');
     expect(r.rewritten).toBeUndefined();
     expect(r.text.startsWith(ORIGINAL + '\n[mcp_servers.tmux-run]\n')).toBe(true);
     const doc = parse(r.text) as Record<string, Record<string, unknown>>;
     expect(doc.mcp_servers!['tmux-run']).toEqual(entry);
     expect(doc.mcp_servers!.other).toEqual({ command: 'npx', args: ['-y', 'other'] });
-    expect(mergeToml(r.text, 'tmux-run', entry)).toMatchObject({ status: 'unchanged', text: r.text });
+    expect(mergeToml(r.text, 'mcp_servers', 'tmux-run', entry)).toMatchObject({ status: 'unchanged', text: r.text });
   });
 
   it('writes a missing file, and a file without a final newline', () => {
-    expect(parse(mergeToml('', 'tmux-run', entry).text)).toEqual({ mcp_servers: { 'tmux-run': entry } });
-    expect(mergeToml('a = 1', 'tmux-run', entry).text.startsWith('a = 1\n\n[mcp_servers.tmux-run]')).toBe(true);
+    expect(parse(mergeToml('', 'mcp_servers', 'tmux-run', entry).text)).toEqual({ mcp_servers: { 'tmux-run': entry } });
+    expect(
+      mergeToml('a = 1', 'mcp_servers', 'tmux-run', entry).text.startsWith('a = 1\n\n[mcp_servers.tmux-run]'),
+    ).toBe(true);
   });
 
   it('rewrites from the values when appending cannot work (inline table), keeping every value and its type', () => {
     const inline = 'n = 3\nf = 1.0\nmcp_servers = { other = { command = "x" } }\n';
-    const r = mergeToml(inline, 'tmux-run', entry);
+    const r = mergeToml(inline, 'mcp_servers', 'tmux-run', entry);
     expect(r).toMatchObject({ status: 'added', rewritten: true });
     expect(parse(r.text, { integersAsBigInt: true })).toEqual({
       n: 3n,
@@ -48,7 +50,7 @@ describe('mergeToml', () => {
 
   it("updates an older entry's keys, keeping the person's other keys and env", () => {
     const old = `${ORIGINAL}\n[mcp_servers.tmux-run]\ncommand = "/old"\nargs = []\nstartup_timeout_sec = 20\n\n[mcp_servers.tmux-run.env]\nA = "1"\n`;
-    const r = mergeToml(old, 'tmux-run', entry);
+    const r = mergeToml(old, 'mcp_servers', 'tmux-run', entry);
     expect(r).toMatchObject({ status: 'updated', rewritten: true });
     const doc = parse(r.text) as Record<string, Record<string, unknown>>;
     expect(doc.mcp_servers!['tmux-run']).toEqual({
@@ -60,8 +62,10 @@ describe('mergeToml', () => {
   });
 
   it('refuses a file that is not TOML, or whose mcp_servers is not a table', () => {
-    expect(() => mergeToml('model = \n', 'tmux-run', entry)).toThrow(ConfigError);
-    expect(() => mergeToml('[a]\nx = 1\n[a]\n', 'tmux-run', entry)).toThrow(/not valid TOML/);
-    expect(() => mergeToml('mcp_servers = 1\n', 'tmux-run', entry)).toThrow(/"mcp_servers" is not a table/);
+    expect(() => mergeToml('model = \n', 'mcp_servers', 'tmux-run', entry)).toThrow(ConfigError);
+    expect(() => mergeToml('[a]\nx = 1\n[a]\n', 'mcp_servers', 'tmux-run', entry)).toThrow(/not valid TOML/);
+    expect(() => mergeToml('mcp_servers = 1\n', 'mcp_servers', 'tmux-run', entry)).toThrow(
+      /"mcp_servers" is not a table/,
+    );
   });
 });

@@ -1,12 +1,13 @@
 // The MCP clients `tmux-run setup` knows: where each keeps its servers, in which format, and the
 // entry as that client writes it. Adding a client is one row here.
+// No parser is loaded here (every `tmux-run` command loads this table): write.ts does the merging.
 import { join } from 'node:path';
-import { stringify } from 'smol-toml';
 import { shellQuote } from '../../os/package-root.js';
 import { SERVER_NAME, type ServerEntry } from './entry.js';
-import { mergeJson, type JsonDialect } from './json-config.js';
-import type { MergeResult } from './merge.js';
-import { CODEX_CONTAINER, mergeToml } from './toml-config.js';
+import type { JsonDialect } from './json-config.js';
+
+/** Codex's table of MCP servers. */
+export const CODEX_CONTAINER = 'mcp_servers';
 
 /** Where the files are looked for: the person's home, the current project, the environment. */
 export interface Place {
@@ -103,16 +104,3 @@ export const CLIENTS: readonly Client[] = [
 ];
 
 export const clientIds = (): string[] => CLIENTS.map((c) => c.id);
-
-/** The text a person would add to the client's file by hand: the container and the entry. */
-export function fragment(client: Client, server: ServerEntry): string {
-  const body = { [client.container]: { [SERVER_NAME]: client.entry(server) } };
-  return client.format === 'toml' ? stringify(body) : `${JSON.stringify(body, null, 2)}\n`;
-}
-
-/** `text` (the client's file, '' when there is none) with the entry merged in. */
-export function mergeInto(client: Client, text: string, server: ServerEntry): MergeResult {
-  const entry = client.entry(server);
-  if (client.format === 'toml') return mergeToml(text, SERVER_NAME, entry);
-  return mergeJson(text, { dialect: client.dialect ?? 'json', container: client.container, name: SERVER_NAME, entry });
-}

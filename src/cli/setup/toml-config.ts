@@ -8,9 +8,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify, type TomlTable } from 'smol-toml';
 import { ConfigError, type MergeResult } from './merge.js';
 
-/** Codex's table of MCP servers. */
-export const CODEX_CONTAINER = 'mcp_servers';
-
 const isTable = (v: unknown): v is TomlTable =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 
@@ -38,16 +35,16 @@ function hasEntry(current: unknown, entry: Record<string, unknown>): boolean {
   return isTable(current) && isDeepStrictEqual(plain(withEntry(current, entry)), plain(current));
 }
 
-/** `text` with `[mcp_servers.NAME]` holding `entry`'s keys; `unchanged` when it does already. */
-export function mergeToml(text: string, name: string, entry: Record<string, unknown>): MergeResult {
+/** `text` with `[CONTAINER.NAME]` holding `entry`'s keys; `unchanged` when it does already. */
+export function mergeToml(text: string, container: string, name: string, entry: Record<string, unknown>): MergeResult {
   const doc = parseToml(text);
-  const servers = doc[CODEX_CONTAINER];
-  if (servers !== undefined && !isTable(servers)) throw new ConfigError(`its "${CODEX_CONTAINER}" is not a table`);
+  const servers = doc[container];
+  if (servers !== undefined && !isTable(servers)) throw new ConfigError(`its "${container}" is not a table`);
   const current = servers?.[name];
   if (hasEntry(current, entry)) return { status: 'unchanged', text, previous: current };
-  const want: TomlTable = { ...doc, [CODEX_CONTAINER]: { ...(servers ?? {}), [name]: withEntry(current, entry) } };
+  const want: TomlTable = { ...doc, [container]: { ...(servers ?? {}), [name]: withEntry(current, entry) } };
   if (current === undefined) {
-    const appended = appendTable(text, name, entry);
+    const appended = appendTable(text, container, name, entry);
     if (parsesTo(appended, want)) return { status: 'added', text: appended, previous: undefined };
   }
   // Integers were read as BigInt, so every JS number is a TOML float and stays one.
@@ -58,8 +55,8 @@ export function mergeToml(text: string, name: string, entry: Record<string, unkn
 }
 
 /** The text with the new table after everything else, one blank line apart. */
-function appendTable(text: string, name: string, entry: Record<string, unknown>): string {
-  const table = stringify({ [CODEX_CONTAINER]: { [name]: entry } });
+function appendTable(text: string, container: string, name: string, entry: Record<string, unknown>): string {
+  const table = stringify({ [container]: { [name]: entry } });
   if (text.trim() === '') return table;
   return `${text}${text.endsWith('\n') ? '' : '\n'}\n${table}`;
 }

@@ -5,13 +5,14 @@ import { homedir } from 'node:os';
 import { escapeControls, safeJson } from '../broker/escape.js';
 import { snippetPath } from '../os/package-root.js';
 import { CliError, UsageError } from './errors.js';
-import { paint, type Io } from './output.js';
+import type { Io } from './output.js';
 import { zshrcLine } from './snippet.js';
 import { CLIENTS, clientIds, type Client, type Place } from './setup/clients.js';
 import { mcpBinPath, registryEnv, serverEntry, type ServerEntry } from './setup/entry.js';
 import { backup, readSettings, writeSettings } from './setup/files.js';
 import { ConfigError } from './setup/merge.js';
 import { addBlock, removeBlock, ZshrcEditedError, zshrcPath } from './setup/zshrc.js';
+import { escaped, printedText, serverText, writtenText, zshrcText } from './setup/text.js';
 import type { ParsedArgs } from './args.js';
 import type { Command } from './command.js';
 
@@ -23,13 +24,13 @@ export interface FileReport {
   backup: string | null;
 }
 
-interface ZshrcReport extends FileReport {
+export interface ZshrcReport extends FileReport {
   line: string;
   /** For `unmarked`/`other_install`: the person's own line that sources a snippet. */
   existing?: { line: number; path: string };
 }
 
-interface ClientReport extends FileReport {
+export interface ClientReport extends FileReport {
   client: string;
   title: string;
   format: 'json' | 'toml';
@@ -185,7 +186,6 @@ function report(
   if (args.options.has('json')) {
     io.out(safeJson({ zshrc: rc, server, clients }, 2) + '\n');
   } else {
-    // Every outside string escaped first, so that colour is the only control sequence printed.
     const dry = args.options.has('dry-run');
     const lines = [...(rc ? zshrcText(io, escaped(rc), dry) : [])];
     if (server) lines.push(...serverText(escaped(server)));
@@ -197,65 +197,4 @@ function report(
   }
   for (const c of failed) io.err(`tmux-run: setup: ${escapeControls(c.error ?? '')}\n`);
   return failed.length > 0 ? 1 : 0;
-}
-
-/** `value` with every string in it passed through escapeControls. */
-function escaped<T>(value: T): T {
-  if (typeof value === 'string') return escapeControls(value) as T;
-  if (Array.isArray(value)) return value.map(escaped) as T;
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k), escaped(v)])) as T;
-  return value;
-}
-
-function zshrcText(io: Io, r: ZshrcReport, dry: boolean): string[] {
-  const would = dry ? 'would be ' : '';
-  const saved = r.backup ? ` (the previous file is in ${r.backup})` : '';
-  const say: Record<string, string> = {
-    added: `${r.file}: the tmux-run block ${would}added${saved}; new zsh shells inside tmux enroll their pane`,
-    updated: `${r.file}: the tmux-run block ${would}updated to this install's snippet${saved}`,
-    present: `${r.file}: already set up (the tmux-run block is there); nothing changed`,
-    unmarked: `${r.file}: line ${r.existing?.line} already sources the snippet; nothing added`,
-    other_install: `${r.file}: line ${r.existing?.line} sources another install's snippet (${r.existing?.path}); nothing added: change that line to the one below to use this install`,
-    removed: `${r.file}: the tmux-run block ${would}removed${saved}`,
-    absent: `${r.file}: no tmux-run block to remove; nothing changed`,
-  };
-  const out = [paint(io, r.status === 'other_install' ? 'yellow' : undefined, say[r.status] ?? r.status)];
-  if (r.status !== 'removed' && r.status !== 'absent') out.push(`  ${r.line}`);
-  return out;
-}
-
-function serverText(s: ServerEntry): string[] {
-  const env = Object.entries(s.env).map(([k, v]) => `${k}=${v}`);
-  return [
-    '',
-    `The MCP server: ${[s.command, ...s.args].join(' ')}${env.length > 0 ? ` (environment: ${env.join(' ')})` : ''}`,
-  ];
-}
-
-/** A client's report for the terminal: its snippet as lines. */
-type ClientText = Omit<ClientReport, 'snippet'> & { snippet: string[] };
-
-function printedText(io: Io, c: ClientText): string[] {
-  const head = paint(io, 'bold', `${c.title} (${c.client})`);
-  const snippet = c.snippet.map((l) => `    ${l}`);
-  const write = `'tmux-run setup --write ${c.client}'`;
-  if (c.command !== null)
-    return [head, `  run:`, `    ${c.command}`, `  or run ${write} to add this to ${c.file}:`, ...snippet];
-  return [head, `  add this to ${c.file} (or run ${write}):`, ...snippet];
-}
-
-function writtenText(io: Io, c: ClientText, dry: boolean): string[] {
-  const head = `${c.title} (${c.client}): ${c.file}`;
-  if (c.status === 'error') return [`${head}: ${paint(io, 'red', 'not changed')}`];
-  if (c.status === 'unchanged') return [`${head}: already set up; nothing changed`];
-  const verb = `${dry ? 'would be ' : ''}${c.status === 'added' ? 'added' : 'updated'}`;
-  const out = [
-    `${head}: the tmux-run entry ${paint(io, 'green', verb)}${c.backup ? ` (the previous file is in ${c.backup})` : ''}`,
-  ];
-  if (c.rewritten)
-    out.push(
-      `  the file ${dry ? 'would be' : 'was'} written anew from its parsed values: its comments and layout are not kept`,
-    );
-  return out;
 }

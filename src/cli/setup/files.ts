@@ -59,6 +59,15 @@ function pathIsLink(path: string): boolean {
   }
 }
 
+/** The file's text now, or undefined when it is gone. */
+function currentText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /** `YYYYMMDDTHHMMSSZ` for backup names. */
 const stamp = (now: Date): string =>
   now
@@ -99,6 +108,9 @@ export function writeSettings(file: SettingsFile, text: string, dirMode: number)
   const tmp = join(dir, `.${basename(file.real)}.tmux-run-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
     writeNew(tmp, text, file.mode);
+    // A client that rewrote its file meanwhile (Claude Code keeps state in its own) is not overwritten.
+    if (currentText(file.real) !== (file.exists ? file.text : undefined))
+      throw new Error('it changed while setup was running; nothing written, run setup again');
     renameSync(tmp, file.real);
   } catch (e) {
     try {

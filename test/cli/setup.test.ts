@@ -59,7 +59,10 @@ function clientCli(name: string, args: string[]): Promise<CliResult> {
     GEMINI_CLI_TRUST_WORKSPACE: 'true',
     NO_COLOR: '1',
   };
-  return collect(spawn(join(BIN, name), args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
+  return collect(
+    spawn(name === 'sh' ? 'sh' : join(BIN, name), args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] }),
+    60_000,
+  );
 }
 
 interface Seeded {
@@ -129,6 +132,7 @@ interface Report {
     written: boolean;
     backup: string | null;
     rewritten: boolean;
+    command: string | null;
   }[];
 }
 
@@ -215,6 +219,15 @@ describe('tmux-run setup', () => {
     );
     expect(gemini.stdout + gemini.stderr).toMatch(/other: \/bin\/cat -u/);
   }, 120_000);
+
+  it('prints a `claude mcp add` line that Claude Code runs, giving the entry --write would', async () => {
+    const printed = JSON.parse((await setup(['--no-zshrc', '--json'])).stdout) as Report;
+    const line = printed.clients.find((c) => c.client === 'claude-code')!.command!;
+    const added = await clientCli('sh', ['-c', line]);
+    expect(added.code, added.stderr).toBe(0);
+    const r = JSON.parse((await setup(['--write', 'claude-code', '--no-zshrc', '--json'])).stdout) as Report;
+    expect(r.clients[0]).toMatchObject({ client: 'claude-code', status: 'unchanged', written: false });
+  }, 60_000);
 
   it('writes Cursor and VS Code entries that start the server as written', async () => {
     seedAll();

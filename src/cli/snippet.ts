@@ -5,6 +5,12 @@ import { escapeControls } from '../broker/escape.js';
 import { shellQuote, snippetPath } from '../os/package-root.js';
 import type { Command } from './command.js';
 
+/** The line that enrolls one pane: `source` and the snippet's path, quoted for zsh. */
+export const sourceLine = (path: string): string => `source ${shellQuote(path)}`;
+
+/** The line for ~/.zshrc: the same, in every zsh inside tmux. */
+export const zshrcLine = (path: string): string => `[[ -n $TMUX ]] && ${sourceLine(path)}`;
+
 export const snippet: Command = {
   name: 'snippet',
   summary: 'print the path of the zsh snippet and the line to source it',
@@ -22,17 +28,13 @@ Options:
     const path = snippetPath();
     if (!existsSync(path)) throw new CliError(`the snippet ${escapeControls(path)} is missing; reinstall tmux-run`);
     if (args.options.has('json')) {
-      const quoted = shellQuote(path);
-      io.out(
-        `${JSON.stringify({ path, source_line: `source ${quoted}`, zshrc_line: `[[ -n $TMUX ]] && source ${quoted}` })}\n`,
-      );
+      io.out(`${JSON.stringify({ path, source_line: sourceLine(path), zshrc_line: zshrcLine(path) })}\n`);
       return 0;
     }
-    const q = escapeControls(shellQuote(path));
     io.out(
       `${escapeControls(path)}\n\n` +
-        `Enroll one pane: run this in its zsh\n  source ${q}\n` +
-        `Enroll every zsh inside tmux: add this line to ~/.zshrc\n  [[ -n $TMUX ]] && source ${q}\n`,
+        `Enroll one pane: run this in its zsh\n  ${escapeControls(sourceLine(path))}\n` +
+        `Enroll every zsh inside tmux: add this line to ~/.zshrc (or run 'tmux-run setup')\n  ${escapeControls(zshrcLine(path))}\n`,
     );
     return 0;
   },

@@ -1,6 +1,7 @@
 // An enrollment ends with its shell, whatever ends the shell: `exit`, `exit` with a background
 // job still holding the shell's descriptors, `exec` into a new shell, kill-pane, respawn-pane.
-// A helper killed with SIGKILL is never listed again, and the shell says so at its next prompt.
+// A helper killed with SIGKILL is never listed again, and the shell says so at once (at an idle
+// prompt, through the line editor) or at its next prompt.
 // Signals meant for the pane (^C, SIGINT, SIGHUP) do not end it.
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,7 +122,10 @@ describe('the shell ends', () => {
 });
 
 describe('the helper is killed', () => {
-  it('SIGKILL: never listed again, its record is cleaned, and the shell says so at its next prompt', async () => {
+  const lostLine = (pane: Pane): string =>
+    `tmux-run: the helper for pane ${pane.id} exited; this pane is no longer enrolled (source ${SNIPPET} to enroll it again)`;
+
+  it('SIGKILL at an idle prompt: never listed again, its record is cleaned, and the shell says so at once', async () => {
     const pane = await server.newPane();
     const listing = await enroll(pane);
     const record = join(server.registryDir, `${listing.enrollment_generation}.json`);
@@ -133,14 +137,13 @@ describe('the helper is killed', () => {
     expect(existsSync(record)).toBe(false);
     expect(existsSync(join(server.registryDir, `${listing.enrollment_generation}.sock`))).toBe(false);
 
-    const r = await pane.runWithStatus('true');
-    expect(r.status).toBe(0);
-    expect(r.output).toBe(
-      `tmux-run: the helper for pane ${pane.id} exited; this pane is no longer enrolled (source ${SNIPPET} to enroll it again)`,
-    );
-    expect(filesIn(server.registryDir)).toEqual([]);
+    // The line editor sees the request FIFO end: the notice comes without a key pressed.
+    const screen = await pane.waitFor((s) => s.includes(lostLine(pane)));
+    expect(screen.split('\n').slice(-2)).toEqual([lostLine(pane), '$']);
+    await waitEmpty(server.registryDir);
     // Said once, not at every prompt; the shell is no longer enrolled and can enroll again.
     expect(await pane.run('true')).toBe('');
+    expect((await pane.capture()).split(lostLine(pane))).toHaveLength(2);
     expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({
       output: 'tmux-run: this shell is not enrolled',
       status: 1,
@@ -151,15 +154,14 @@ describe('the helper is killed', () => {
     await expectEnded(again.helper_pid, pane.id);
   });
 
-  it('SIGKILL with nobody listing: the shell alone cleans up at its next prompt', async () => {
+  it('SIGKILL during a foreground command, with nobody listing: the shell alone cleans up at its next prompt', async () => {
     const pane = await server.newPane();
     const listing = await enroll(pane);
-    process.kill(listing.helper_pid, 'SIGKILL');
-    await waitUntil(() => !processAlive(listing.helper_pid), 5000, 'the helper to die');
-    expect(await pane.run('true')).toMatch(
-      /^tmux-run: the helper for pane %\d+ exited; this pane is no longer enrolled/,
-    );
+    const r = await pane.runWithStatus(`kill -KILL ${listing.helper_pid}; sleep 0.3`);
+    expect(r).toEqual({ output: lostLine(pane), status: 0 });
+    expect(processAlive(listing.helper_pid)).toBe(false);
     expect(filesIn(server.registryDir)).toEqual([]);
+    expect(await pane.run('true')).toBe('');
     await pane.kill();
   });
 });

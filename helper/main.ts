@@ -4,7 +4,14 @@ import { chmodSync, closeSync, fstatSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { CHANNEL, channelFiles, checkRegistryDir, journalPath, recordPath, socketPath } from '../src/enrollment/layout.js';
+import {
+  CHANNEL,
+  channelFiles,
+  checkRegistryDir,
+  journalPath,
+  recordPath,
+  socketPath,
+} from '../src/enrollment/layout.js';
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';

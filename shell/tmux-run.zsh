@@ -153,6 +153,7 @@ _tmux_run_enroll() {
 
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
   typeset -g _tmux_run_base=$base _tmux_run_generation= _tmux_run_enrollment= _tmux_run_inbuf=
+  typeset -g _tmux_run_node=$node
   # When the helper started (seconds): one that says nothing for 10 seconds is stopped.
   typeset -g _tmux_run_since=${(%):-"%D{%s}"}
   # Ask mode: the digests the person answered `a` for (private, never exported), the question
@@ -270,10 +271,10 @@ _tmux_run_on_request() {
   sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; rc=$?
   (( rc == 4 )) && return 0
   if (( rc != 0 )); then
-    # Nothing to read ever again: stop watching it; a question up notices the helper gone itself.
+    # Nothing to read ever again: stop watching it. A helper gone before its first line is said
+    # now; an enrolled one at the next prompt (_tmux_run_precmd), as a question up notices itself.
     zle -F $_tmux_run_req_fd 2>/dev/null
-    [[ -n $_tmux_run_asking ]] && return 0
-    if [[ -z $_tmux_run_generation ]]; then _tmux_run_exited; else _tmux_run_lost; fi
+    [[ -z $_tmux_run_generation && -z $_tmux_run_asking ]] && _tmux_run_exited
     return 0
   fi
   _tmux_run_inbuf+=$chunk
@@ -524,18 +525,41 @@ _tmux_run_starting() {
   _tmux_run_exited
 }
 
-# _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once and undoes
-# the enrollment.
+# _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once, undoes
+# the enrollment, and starts the orphan sweep (_tmux_run_sweep), which stops the runs it held and
+# removes the enrollment's record, socket and run journal once it has read them.
 _tmux_run_lost() {
   emulate -L zsh
-  local pane=$TMUX_PANE
+  local pane=$TMUX_PANE dir=${_tmux_run_base:h} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
   [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
-  _tmux_run_teardown
+  if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
+    _tmux_run_teardown keep-record
+    _tmux_run_sweep $node $dir $enrollment
+  else
+    _tmux_run_teardown
+  fi
   _tmux_run_say "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
 }
 
-# _tmux_run_teardown [keep-log]: undoes exactly what enrollment did (handler, descriptors, hooks,
-# files, names); keep-log leaves the helper's log for the person to read. The helper removes its
+# _tmux_run_sweep NODE DIR ENROLLMENT: the broker's orphan sweep for this enrollment
+# (src/broker/shell-sweep.ts), in the background: detached (its own process group, no job
+# message), at the shell's own priority, with no descriptor of the enrollment (closed already) and
+# none of the person's NODE_OPTIONS; it removes the record files itself (or does nothing if the
+# broker was first).
+_tmux_run_sweep() {
+  emulate -L zsh
+  setopt local_options no_bg_nice
+  local sweep=${_tmux_run_snippet:h:h}/dist/src/broker/shell-sweep-main.js
+  if [[ ! -r $sweep ]]; then
+    zf_rm -f -- $2/$3.{json,sock} 2>/dev/null
+    return 0
+  fi
+  NODE_OPTIONS= $1 -- $sweep $2 $3 </dev/null >/dev/null 2>&1 &!
+}
+
+# _tmux_run_teardown [keep-log|keep-record]: undoes exactly what enrollment did (handler,
+# descriptors, hooks, files, names); keep-log leaves the helper's log for the person to read,
+# keep-record the record and socket for the orphan sweep. The helper removes its
 # own files when it ends; removing them here as well covers a helper that was killed and could not.
 _tmux_run_teardown() {
   emulate -L zsh
@@ -549,13 +573,13 @@ _tmux_run_teardown() {
   if [[ -n $_tmux_run_base ]]; then
     zf_rm -f -- $_tmux_run_base.{req,rsp,env} 2>/dev/null
     [[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log 2>/dev/null
-    [[ -n $_tmux_run_enrollment ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
+    [[ -n $_tmux_run_enrollment && $1 != keep-record ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
   fi
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
   zle -D _tmux_run_on_request 2>/dev/null
   unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
   unset _tmux_run_inbuf _tmux_run_enrollment _tmux_run_always _tmux_run_asking _tmux_run_mode_sent
-  unset _tmux_run_since
+  unset _tmux_run_since _tmux_run_node
   return 0
 }
 

@@ -122,34 +122,36 @@ _tmux_run_enroll() {
     print -ru2 -- "tmux-run: not enrolled: cannot create the shell channel in $dir"
     return 1
   fi
-  local req= rsp= logfd=
+  local req= rsp=
   # Both FIFOs are opened without blocking and close-on-exec (never inherited by the commands the
   # person runs). The shell only reads the request FIFO: once the helper, and the descriptor it
   # is started with, are gone, the line editor sees its end (the helper died, even before a word).
-  # The log takes the helper's stdout and stderr.
-  if ! sysopen -r -o cloexec,nonblock -u req -- $base.req 2>/dev/null || ! sysopen -rw -o cloexec -u rsp -- $base.rsp 2>/dev/null \
-     || ! sysopen -a -o cloexec,creat,excl,nofollow -m 600 -u logfd -- $base.log 2>/dev/null; then
+  if ! sysopen -r -o cloexec,nonblock -u req -- $base.req 2>/dev/null || ! sysopen -rw -o cloexec -u rsp -- $base.rsp 2>/dev/null; then
     [[ -n $req ]] && exec {req}<&-
     [[ -n $rsp ]] && exec {rsp}<&-
-    [[ -n $logfd ]] && exec {logfd}>&-
     zf_rm -f -- $base.req $base.rsp $base.log 2>/dev/null
     print -ru2 -- "tmux-run: not enrolled: cannot open the shell channel in $dir"
     return 1
   fi
 
+  # The helper starts in a child of its own (its own process group: ^C at the prompt is not for
+  # it), which makes its log (0600) and gives it its descriptors before it becomes node:
+  # descriptor 9 is the request FIFO's write end, the helper's from its first instant (it swaps it
+  # for a close-on-exec one of its own at once), so that a node that dies unheard is heard; the log
+  # takes its stdout and stderr.
   # The person's NODE_OPTIONS (--inspect, --require) are not for the helper. The helper lives as
   # long as the pane and its JavaScript runs well under a millisecond per run: --no-opt and
   # --optimize-for-size give up speed it does not need for about 8 MB resident. glibc's malloc
   # hands freed blocks of 32 KB and more back at once (Node reads pipes into 64 KB buffers, which
   # otherwise stay resident after a run with a lot of output) and keeps two arenas. Scripts never
   # see these variables: they run with the shell's own environment, sent at dispatch.
-  # Descriptor 9, the request FIFO's write end, is the helper's from its first instant (it swaps
-  # it for a close-on-exec one of its own at once), so that a node that dies unheard is heard.
-  NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768 \
-    $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base $$ \
-    </dev/null >&$logfd 2>&1 9>>$base.req &!
+  {
+    umask 077
+    export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
+    exec $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base $$ \
+      9>>$base.req </dev/null >>$base.log 2>&1
+  } &!
   local hpid=$!
-  exec {logfd}>&-
 
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
   typeset -g _tmux_run_base=$base _tmux_run_generation= _tmux_run_enrollment= _tmux_run_inbuf=

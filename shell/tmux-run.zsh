@@ -63,7 +63,10 @@ _tmux_run_enroll() {
     [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
     return 0
   fi
-  [[ -n $_tmux_run_helper_pid ]] && _tmux_run_lost
+  # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
+  if [[ -n $_tmux_run_helper_pid && -n $_tmux_run_generation ]]; then _tmux_run_lost
+  elif [[ -n $_tmux_run_helper_pid ]]; then _tmux_run_starting
+  fi
 
   zmodload -F zsh/system b:sysopen b:sysread b:syswrite 2>/dev/null
   zmodload -F zsh/stat b:zstat 2>/dev/null

@@ -1,10 +1,17 @@
 // The per-pane helper: started by shell/tmux-run.zsh with the channel path; publishes the
 // enrollment, serves the broker on a 0600 socket, and ends with its shell.
-import { chmodSync, lstatSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { channelFiles, checkRegistryDir, journalPath, recordPath, socketPath } from '../src/enrollment/layout.js';
+import {
+  CHANNEL,
+  channelFiles,
+  checkRegistryDir,
+  journalPath,
+  recordPath,
+  socketPath,
+} from '../src/enrollment/layout.js';
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';
@@ -32,27 +39,50 @@ const log = (msg: string): void => {
 process.on('SIGINT', () => {});
 process.on('SIGHUP', () => {});
 
+/** The request FIFO's write end the shell starts the helper with (shell/tmux-run.zsh). */
+const STARTUP_FD = 9;
+
 async function main(): Promise<void> {
   const base = process.argv[2];
-  if (!base) {
-    log('usage: main.js CHANNEL-PATH (started by shell/tmux-run.zsh)');
+  const shellPid = Number(process.argv[3]);
+  if (!base || !Number.isInteger(shellPid) || shellPid <= 1) {
+    log('usage: main.js CHANNEL-PATH SHELL-PID (started by shell/tmux-run.zsh)');
     process.exit(2);
   }
+  // Files this helper made before it is enrolled; a failed enrollment leaves none of them.
+  const made: string[] = [];
+  const shellGone = (): boolean => {
+    const st = procStat(shellPid);
+    return st === undefined || st.state === 'Z';
+  };
+  // The shell is gone before the helper was ready (its pane closed, `exec zsh`): nobody will read
+  // the channel or clean it up, so the helper removes it all, log included, and leaves.
+  const abandon = (why: string): never => {
+    log(`abandoned before it was ready: ${why}`);
+    for (const path of made) removeQuietly(path);
+    channelFiles(base).forEach(removeQuietly);
+    process.exit(0);
+  };
   const shell = new ShellChannel(base);
   try {
     shell.open();
   } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // ENXIO: no reader on the request FIFO, the shell's end of it is closed.
+    if (process.ppid !== shellPid || code === 'ENXIO' || code === 'ENOENT')
+      abandon(`cannot open the shell channel ${base}: ${(e as Error).message}`);
     log(`cannot open the shell channel ${base}: ${(e as Error).message}`);
     process.exit(1);
   }
-  // Files this helper made before it is enrolled; a failed enrollment leaves none of them.
-  const made: string[] = [];
+  dropStartupFd(base + CHANNEL.request);
+  shell.onclose = () => abandon('the shell closed its channel');
   let failing = false;
   const fail = (reason: string): never => {
     if (!failing) {
       failing = true;
       log(`enrollment failed: ${reason}`);
       for (const path of made) removeQuietly(path);
+      if (shellGone()) abandon('its shell is gone');
       void shell.fail(reason).then(() => process.exit(1));
     }
     throw new EnrollError(reason);
@@ -65,6 +95,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', earlyTerm);
   internalFail = (e: Error) => fail(`internal error: ${e.message}`);
+  if (process.ppid !== shellPid) {
+    if (shellGone()) abandon(`its shell (pid ${shellPid}) is gone`);
+    fail(
+      `the helper's parent (pid ${process.ppid}) is not the shell that started it (pid ${shellPid}); TMUX_RUN_NODE must exec node`,
+    );
+  }
 
   const dir = dirname(base);
   try {
@@ -72,7 +108,6 @@ async function main(): Promise<void> {
   } catch (e) {
     fail((e as Error).message);
   }
-  const shellPid = process.ppid;
   const shellStat = procStat(shellPid);
   const paneId = process.env.TMUX_PANE ?? '';
   const tmuxEnv = (process.env.TMUX ?? '').split(',');
@@ -225,6 +260,20 @@ process.on('uncaughtException', (e) => {
     /* an EnrollError: the shell has been told */
   }
 });
+
+/**
+ * Closes the startup descriptor once the helper holds its own (close-on-exec) end of the request
+ * FIFO, so that no command it runs inherits it; only when it is that FIFO.
+ */
+function dropStartupFd(request: string): void {
+  try {
+    const fd = fstatSync(STARTUP_FD);
+    const own = lstatSync(request);
+    if (fd.isFIFO() && fd.ino === own.ino && fd.dev === own.dev) closeSync(STARTUP_FD);
+  } catch {
+    /* not there (started by hand): nothing to drop */
+  }
+}
 
 function existsQuiet(path: string): boolean {
   try {

@@ -30,6 +30,7 @@ import { openScope, type Scope } from '../test/support/scope.js';
 import { tmuxBinary, zshBinary } from '../test/support/tmux-command.js';
 import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
+import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -349,6 +350,9 @@ interface Metrics {
   broker_rss_kb_after: number | undefined;
   broker_rss_kb_after_more: number | undefined;
   failed_runs: number;
+  /** What enrolling costs the shell (scripts/bench-enroll.ts); the helper's PSS after the runs. */
+  enroll_cost: EnrollCost;
+  helper_memory_after: Memory | undefined;
 }
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
@@ -390,6 +394,8 @@ try {
     await unenroll(first, dir, listing.helper_pid);
   }
   m.enroll_ms = stats(enrollMs);
+  progress('what enrolling costs the shell: source, first prompt, hooks, helper memory (fresh panes)');
+  m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -541,6 +547,7 @@ try {
   progress(`helper memory after ${IDLE_MS / 1000} s idle`);
   await sleep(IDLE_MS);
   m.helper.rss_kb_after_big_idle = procStatus(helperPid)?.rssKb;
+  m.helper_memory_after = memoryOf(helperPid);
   m.broker_rss_kb = brokerRss();
   m.failed_runs = failures;
   m.loadavg_end = loadavg().map((x) => Number(x.toFixed(2)));
@@ -624,6 +631,7 @@ function report(m: Metrics): void {
       pass: m.enroll_ms.median < 300,
       show: `${m.enroll_ms.median.toFixed(0)} ms`,
     },
+    ...enrollTargets(m.enroll_cost),
     {
       name: 'server start to tools/list',
       target: '< 300 ms',
@@ -656,6 +664,10 @@ function report(m: Metrics): void {
     `| helper RSS (MB): right after the runs of ${BIG} bytes (and the sustained ones) / then ${IDLE_MS / 1000} s idle | ${[h.rss_kb_after_big, h.rss_kb_after_big_idle].map(mb).join(' / ')} | | |`,
     `| helper descriptors: start / ${h.runs} runs / ${3 * h.runs} runs | ${h.fds_start} / ${h.fds_after} / ${h.fds_after_more} | | |`,
     `| CPU per run of \`true\` (ms): helper / zsh / broker / client / tmux server | ${['helper', 'zsh', 'broker', 'client', 'tmux'].map((k) => f(m.cpu_ms_per_run[k], 2)).join(' / ')} | | |`,
+  );
+  lines.push(
+    ...enrollCostLines(m.enroll_cost),
+    `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');

@@ -28,12 +28,15 @@ setopt no_aliases
 
 typeset -g _tmux_run_snippet=${${(%):-%x}:A}
 
-# _tmux_run_enroll: checks everything, starts the helper, waits for it to be ready.
-# Returns 0 when enrolled (or already enrolled), 1 with one line on stderr otherwise; a refusal
-# leaves nothing behind (no file in the directory, no helper process).
+# _tmux_run_enroll: checks everything, starts the helper and returns without waiting for it: the
+# helper's first line (R when enrolled, E with the reason when not) arrives through the line
+# editor (_tmux_run_on_request), and a helper that dies first is noticed there (the end of file on
+# the request FIFO) or at the next prompt (_tmux_run_precmd). Until then the pane is not listed.
+# Returns 0 when the helper was started (or the shell is enrolled already), 1 with one line on
+# stderr otherwise; a refusal leaves nothing behind (no file in the directory, no helper process).
 _tmux_run_enroll() {
   emulate -L zsh
-  setopt local_options local_traps no_bg_nice extended_glob
+  setopt local_options no_bg_nice extended_glob
   local -a v=( ${(s:.:)ZSH_VERSION} )
   if (( ${v[1]:-0} < 5 || ( ${v[1]:-0} == 5 && ${v[2]:-0} < 9 ) )); then
     print -ru2 -- "tmux-run: not enrolled: zsh $ZSH_VERSION is too old; zsh 5.9 or newer is required"
@@ -56,10 +59,14 @@ _tmux_run_enroll() {
     return 1
   fi
   if [[ -n $_tmux_run_helper_pid ]] && kill -0 $_tmux_run_helper_pid 2>/dev/null; then
-    print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
+    # Still starting (sourced twice in start-up files, say): that start goes on, silently.
+    [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
     return 0
   fi
-  [[ -n $_tmux_run_helper_pid ]] && _tmux_run_teardown
+  # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
+  if [[ -n $_tmux_run_helper_pid && -n $_tmux_run_generation ]]; then _tmux_run_lost
+  elif [[ -n $_tmux_run_helper_pid ]]; then _tmux_run_starting
+  fi
 
   zmodload -F zsh/system b:sysopen b:sysread b:syswrite 2>/dev/null
   zmodload -F zsh/stat b:zstat 2>/dev/null
@@ -110,91 +117,109 @@ _tmux_run_enroll() {
     return 1
   fi
 
-  # ^C from here on abandons the enrollment cleanly (checked while waiting for the helper).
-  local intr=0
-  trap 'intr=1' INT
-
+  # What an earlier enrollment of this shell (this pid) left: the log of a helper that failed.
+  zf_rm -f -- $dir/ch.$$.<->.*(N) 2>/dev/null
   local base=$dir/ch.$$.$RANDOM$RANDOM
   if ! command mkfifo -m 600 -- $base.req $base.rsp 2>/dev/null; then
     zf_rm -f -- $base.req $base.rsp 2>/dev/null
     print -ru2 -- "tmux-run: not enrolled: cannot create the shell channel in $dir"
     return 1
   fi
-  local req= rsp= logfd=
-  # Both FIFOs are opened read-write (no blocking) and close-on-exec (never inherited by the
-  # commands the person runs). The log takes the helper's stdout and stderr.
-  if ! sysopen -rw -o cloexec -u req -- $base.req 2>/dev/null || ! sysopen -rw -o cloexec -u rsp -- $base.rsp 2>/dev/null \
-     || ! sysopen -a -o cloexec,creat,excl,nofollow -m 600 -u logfd -- $base.log 2>/dev/null; then
+  local req= rsp=
+  # Both FIFOs are opened without blocking and close-on-exec (never inherited by the commands the
+  # person runs). The shell only reads the request FIFO: once the helper, and the descriptor it
+  # is started with, are gone, the line editor sees its end (the helper died, even before a word).
+  if ! sysopen -r -o cloexec,nonblock -u req -- $base.req 2>/dev/null || ! sysopen -rw -o cloexec -u rsp -- $base.rsp 2>/dev/null; then
     [[ -n $req ]] && exec {req}<&-
     [[ -n $rsp ]] && exec {rsp}<&-
-    [[ -n $logfd ]] && exec {logfd}>&-
     zf_rm -f -- $base.req $base.rsp $base.log 2>/dev/null
     print -ru2 -- "tmux-run: not enrolled: cannot open the shell channel in $dir"
     return 1
   fi
 
+  # The helper starts in a child of its own (its own process group: ^C at the prompt is not for
+  # it), which makes its log (0600) and gives it its descriptors before it becomes node:
+  # descriptor 9 is the request FIFO's write end, the helper's from its first instant (it swaps it
+  # for a close-on-exec one of its own at once), so that a node that dies unheard is heard; the log
+  # takes its stdout and stderr.
   # The person's NODE_OPTIONS (--inspect, --require) are not for the helper. The helper lives as
   # long as the pane and its JavaScript runs well under a millisecond per run: --no-opt and
   # --optimize-for-size give up speed it does not need for about 8 MB resident. glibc's malloc
   # hands freed blocks of 32 KB and more back at once (Node reads pipes into 64 KB buffers, which
   # otherwise stay resident after a run with a lot of output) and keeps two arenas. Scripts never
   # see these variables: they run with the shell's own environment, sent at dispatch.
-  NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768 \
-    $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base </dev/null >&$logfd 2>&1 &!
+  {
+    umask 077
+    export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
+    exec $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base $$ \
+      9>>$base.req </dev/null >>$base.log 2>&1
+  } &!
   local hpid=$!
-  exec {logfd}>&-
-
-  # Wait for "R GENERATION ENROLLMENT" or "E REASON", at most 10 seconds, noticing at once a
-  # helper that exits without a word or a ^C.
-  local buf= chunk line generation= enrollment= err= rc
-  integer ticks=0
-  while [[ -z $generation && -z $err ]]; do
-    sysread -t 0.1 -i $req chunk; rc=$?
-    if (( rc == 0 )); then
-      buf+=$chunk
-      while [[ $buf == *$'\n'* ]]; do
-        line=${buf%%$'\n'*}; buf=${buf#*$'\n'}
-        case $line in
-          (R\ *) generation=${${line#R }%% *}; enrollment=${${line#R }#* } ;;
-          (E\ *) err=${line#E } ;;
-        esac
-      done
-    elif (( intr )); then
-      err="interrupted"
-    elif (( rc != 4 )); then
-      err="cannot read from the shell channel"
-    elif ! kill -0 $hpid 2>/dev/null; then
-      sysread -t 0 -i $req chunk && { buf+=$chunk; continue }
-      err="the helper exited before it was ready: $(_tmux_run_log_reason $base.log)"
-    elif (( ++ticks >= 100 )); then
-      err="the helper did not become ready within 10 seconds"
-    fi
-  done
-  trap - INT
-  if [[ -n $err || $generation != [0-9a-f](#c32) || $enrollment != [0-9a-f](#c32) ]]; then
-    [[ -n $err ]] || err="the helper answered in a way this snippet does not understand"
-    _tmux_run_stop $hpid
-    exec {req}<&- {rsp}>&-
-    zf_rm -f -- $base.req $base.rsp $base.env $base.log 2>/dev/null
-    [[ $enrollment == [0-9a-f](#c32) ]] && zf_rm -f -- $dir/$enrollment.json $dir/$enrollment.sock 2>/dev/null
-    # (After ^C the terminal has echoed "^C" on the command's line: start a fresh one.)
-    (( intr )) && print -u2
-    print -ru2 -- "tmux-run: not enrolled: $err"
-    (( intr )) && return 130
-    return 1
-  fi
 
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
-  typeset -g _tmux_run_base=$base _tmux_run_generation=$generation _tmux_run_inbuf=
-  typeset -g _tmux_run_enrollment=$enrollment
+  typeset -g _tmux_run_base=$base _tmux_run_generation= _tmux_run_enrollment= _tmux_run_inbuf=
+  typeset -g _tmux_run_node=$node
+  # When the helper started (seconds): one that says nothing for 10 seconds is stopped.
+  typeset -g _tmux_run_since=${(%):-"%D{%s}"}
   # Ask mode: the digests the person answered `a` for (private, never exported), the question
   # being asked (its nonce), and the mode last reported to the helper.
   typeset -gA _tmux_run_always=()
   typeset -g _tmux_run_asking= _tmux_run_mode_sent=
   zle -N _tmux_run_on_request
   zle -F -w $req _tmux_run_on_request
-  precmd_functions+=(_tmux_run_precmd)
+  precmd_functions=(${precmd_functions:#_tmux_run_precmd} _tmux_run_precmd)
   return 0
+}
+
+# _tmux_run_started LINE: the helper's first line while the shell waits for it: R GENERATION
+# ENROLLMENT (enrolled) or E REASON (it failed: said once, with the log kept). Returns 1 when the
+# enrollment ended. A second first line is ignored.
+_tmux_run_started() {
+  emulate -L zsh
+  setopt local_options extended_glob
+  [[ -n $_tmux_run_generation ]] && return 0
+  local line=$1 generation enrollment reason
+  if [[ $line == R\ * ]]; then
+    generation=${${line#R }%% *} enrollment=${${line#R }#* }
+    if [[ $generation == [0-9a-f](#c32) && $enrollment == [0-9a-f](#c32) ]]; then
+      typeset -g _tmux_run_generation=$generation _tmux_run_enrollment=$enrollment
+      # Report the mode at once, as a prompt would.
+      _tmux_run_precmd
+      return 0
+    fi
+    reason="the helper answered in a way this snippet does not understand"
+  else
+    reason=${line#E }
+  fi
+  _tmux_run_failed $reason
+  return 1
+}
+
+# _tmux_run_failed REASON: the helper could not enroll this shell: stops it, undoes the
+# enrollment but keeps the helper's log, and says why, once.
+_tmux_run_failed() {
+  emulate -L zsh
+  local log=$_tmux_run_base.log
+  _tmux_run_stop $_tmux_run_helper_pid
+  _tmux_run_teardown keep-log
+  [[ -s $log ]] || { zf_rm -f -- $log 2>/dev/null; log= }
+  _tmux_run_say "tmux-run: not enrolled: $1${log:+ (the helper's log: $log)}"
+}
+
+# _tmux_run_exited: the helper is gone before its first line: the reason is in its log.
+_tmux_run_exited() {
+  emulate -L zsh
+  local REPLY
+  _tmux_run_log_reason $_tmux_run_base.log
+  _tmux_run_failed "the helper exited before it was ready: $REPLY"
+}
+
+# _tmux_run_say TEXT: shows TEXT once, on its own line: printed before the prompt, or, from the
+# line editor, printed above a prompt and line that zle then redraws intact.
+_tmux_run_say() {
+  emulate -L zsh
+  zle && zle -I
+  print -ru2 -- "$1"
 }
 
 # _tmux_run_dir: sets REPLY to the registry directory: TMUX_RUN_DIR, else
@@ -209,17 +234,18 @@ _tmux_run_dir() {
   fi
 }
 
-# _tmux_run_log_reason LOG: the line of a helper's log that best says why it stopped.
+# _tmux_run_log_reason LOG: sets REPLY to the line of a helper's log that best says why it stopped
+# (without a fork: this runs inside the line editor too).
 _tmux_run_log_reason() {
   emulate -L zsh
   setopt local_options extended_glob
   local -a lines
-  lines=( ${(f)"$(<$1)"} ) 2>/dev/null
+  [[ -r $1 ]] && lines=( ${(f)"$(<$1)"} ) 2>/dev/null
   lines=( ${lines:#[[:space:]]#} )
   local pick=${${(M)lines:#*(enrollment failed|fatal|Error|error)*}[-1]:-${lines[-1]}}
   pick=${pick#*tmux-run-helper\[<->\]: }
   [[ -n $pick ]] || pick="it printed nothing"
-  print -r -- ${pick[1,300]}
+  REPLY=${pick[1,300]}
 }
 
 # _tmux_run_stop PID: ends a helper that must go, and waits until it has: it gets 4 seconds to
@@ -238,17 +264,22 @@ _tmux_run_stop() {
 }
 
 # _tmux_run_on_request: the zle -F widget; reads the helper's lines and answers each.
-# Q NONCE: answer K NONCE after writing cwd and exported environment, or B NONCE REASON; in ask
-# mode, ask the person first (_tmux_run_approve). N TEXT: draw a notice with zle -M. X: the
-# enrollment was revoked. While a question is up, zle calls this widget again from inside the
-# question's `read -k`: it then only collects the lines, and the question reads what is its own.
+# R/E: the helper's first line (_tmux_run_started). Q NONCE: answer K NONCE after writing cwd and
+# exported environment, or B NONCE REASON; in ask mode, ask the person first (_tmux_run_approve).
+# N TEXT: draw a notice with zle -M. X: the enrollment was revoked. The end of the FIFO: the helper
+# is gone. While a question is up, zle calls this widget again from inside the question's
+# `read -k`: it then only collects the lines, and the question reads what is its own.
 _tmux_run_on_request() {
   emulate -L zsh
   local chunk line
-  if [[ -n $2 ]] || ! sysread -i $_tmux_run_req_fd chunk 2>/dev/null; then
-    [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
-    _tmux_run_teardown
-    zle -M "tmux-run: the channel to the helper closed; this pane is no longer enrolled"
+  integer rc
+  sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; rc=$?
+  (( rc == 4 )) && return 0
+  if (( rc != 0 )); then
+    # Nothing to read ever again: stop watching it. A helper gone before its first line is said
+    # now; an enrolled one at the next prompt (_tmux_run_precmd), as a question up notices itself.
+    zle -F $_tmux_run_req_fd 2>/dev/null
+    [[ -z $_tmux_run_generation && -z $_tmux_run_asking ]] && _tmux_run_exited
     return 0
   fi
   _tmux_run_inbuf+=$chunk
@@ -256,6 +287,7 @@ _tmux_run_on_request() {
   while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
     line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
     case $line in
+      (R\ *|E\ *) _tmux_run_started $line || return 0 ;;
       (Q\ *) _tmux_run_answer ${line#Q } ;;
       (N\ *) [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "${line#N }" ;;
       (X*)
@@ -456,6 +488,7 @@ _tmux_run_withdrawn() {
 _tmux_run_precmd() {
   emulate -L zsh
   [[ -n $_tmux_run_helper_pid ]] || return 0
+  [[ -n $_tmux_run_generation ]] || { _tmux_run_starting; return 0 }
   if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # The helper shows the mode in listings; the shell itself decides at each run.
     local mode=auto
@@ -466,13 +499,73 @@ _tmux_run_precmd() {
     fi
     return 0
   fi
-  print -ru2 -- "tmux-run: the helper for pane $TMUX_PANE exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
-  _tmux_run_teardown
+  _tmux_run_lost
 }
 
-# _tmux_run_teardown: undoes exactly what enrollment did (handler, descriptors, hooks, files,
-# names). The helper removes its own files when it ends; removing them here as well covers a
-# helper that was killed and could not.
+# _tmux_run_starting: a prompt while the helper starts. Its first line is left to the line editor
+# (_tmux_run_on_request reads it in order with what follows); a helper that is gone, or silent
+# for 10 seconds, ends the attempt here.
+_tmux_run_starting() {
+  emulate -L zsh
+  setopt local_options extended_glob
+  local chunk line
+  if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
+    (( ${(%):-"%D{%s}"} - _tmux_run_since < 10 )) && return 0
+    _tmux_run_failed "the helper did not become ready within 10 seconds"
+    return 0
+  fi
+  # Gone: what it said before it went is all there is.
+  while sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; do _tmux_run_inbuf+=$chunk; done
+  while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
+    line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
+    case $line in
+      (E\ *) _tmux_run_failed ${line#E }; return 0 ;;
+      (R\ *)
+        # Enrolled, then gone: what it left is an enrollment's.
+        _tmux_run_enrollment=${(M)${${line#R }#* }:#[0-9a-f](#c32)}
+        _tmux_run_lost
+        return 0 ;;
+    esac
+  done
+  _tmux_run_exited
+}
+
+# _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once, undoes
+# the enrollment, and starts the orphan sweep (_tmux_run_sweep), which stops the runs it held and
+# removes the enrollment's record, socket and run journal once it has read them.
+_tmux_run_lost() {
+  emulate -L zsh
+  local pane=$TMUX_PANE dir=${_tmux_run_base:h} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
+  [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
+  if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
+    _tmux_run_teardown keep-record
+    _tmux_run_sweep $node $dir $enrollment
+  else
+    _tmux_run_teardown
+  fi
+  _tmux_run_say "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
+}
+
+# _tmux_run_sweep NODE DIR ENROLLMENT: the broker's orphan sweep for this enrollment
+# (src/broker/shell-sweep.ts), in the background: detached (its own process group, no job
+# message), at the shell's own priority, with no descriptor of the enrollment (closed already) and
+# none of the person's NODE_OPTIONS; it removes the record files itself (or does nothing if the
+# broker was first).
+_tmux_run_sweep() {
+  emulate -L zsh
+  setopt local_options no_bg_nice
+  local sweep=${_tmux_run_snippet:h:h}/dist/src/broker/shell-sweep-main.js
+  if [[ ! -r $sweep ]]; then
+    zf_rm -f -- $2/$3.{json,sock} 2>/dev/null
+    return 0
+  fi
+  NODE_OPTIONS= $1 -- $sweep $2 $3 </dev/null >/dev/null 2>&1 &!
+}
+
+# _tmux_run_teardown [keep-log|keep-record]: undoes exactly what enrollment did (handler,
+# descriptors, hooks, files, names); keep-log leaves the helper's log for the person to read,
+# keep-record the record and socket for the orphan sweep. The helper removes its
+# own files when it ends; removing them here as well covers a helper that was killed and could not.
 _tmux_run_teardown() {
   emulate -L zsh
   # (Never `exec {fd}<&- 2>/dev/null`: with exec, that would send the shell's stderr to
@@ -483,13 +576,15 @@ _tmux_run_teardown() {
   fi
   [[ -n $_tmux_run_rsp_fd ]] && { exec {_tmux_run_rsp_fd}>&- } 2>/dev/null
   if [[ -n $_tmux_run_base ]]; then
-    zf_rm -f -- $_tmux_run_base.{req,rsp,env,log} 2>/dev/null
-    [[ -n $_tmux_run_enrollment ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
+    zf_rm -f -- $_tmux_run_base.{req,rsp,env} 2>/dev/null
+    [[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log 2>/dev/null
+    [[ -n $_tmux_run_enrollment && $1 != keep-record ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
   fi
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
   zle -D _tmux_run_on_request 2>/dev/null
   unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
   unset _tmux_run_inbuf _tmux_run_enrollment _tmux_run_always _tmux_run_asking _tmux_run_mode_sent
+  unset _tmux_run_since _tmux_run_node
   return 0
 }
 

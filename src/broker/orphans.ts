@@ -10,6 +10,9 @@ import { freshId } from '../enrollment/generation.js';
 import { groupAlive, procArgv, procStat, sessionLeadersSince } from '../os/proc.js';
 import { terminateGroup } from '../os/process-group.js';
 
+/** Who found the helper dead and swept up after it (the audit entry's `by`). */
+export type Sweeper = 'broker' | 'cli' | 'shell';
+
 /** What was done about one run of a dead helper. */
 export interface Reaped {
   run_id: string;
@@ -81,7 +84,7 @@ function stopRun(r: OpenRun): Omit<Reaped, 'run_id' | 'script_digest' | 'held'> 
 export function reapDeadHelper(
   dir: string,
   rec: EnrollmentRecord,
-  by: 'broker' | 'cli',
+  by: Sweeper,
   audit: AuditLog = new AuditLog(auditPath()),
 ): Reaped[] {
   if (helperAlive(rec)) return [];

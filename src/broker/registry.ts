@@ -14,7 +14,7 @@ import { paneGeneration } from '../enrollment/generation.js';
 import { procStat } from '../os/proc.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
 import { ping } from './helper-client.js';
-import { helperAlive, reapDeadHelper } from './orphans.js';
+import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import type { AuditLog } from '../audit/audit-log.js';
 
 /** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
@@ -131,7 +131,7 @@ export function removeEnrollmentFiles(
   dir: string,
   rec: EnrollmentRecord,
   inUse: ReadonlySet<string> = new Set(),
-  by: 'broker' | 'cli' = 'broker',
+  by: Sweeper = 'broker',
   audit?: AuditLog,
 ): void {
   reapDeadHelper(dir, rec, by, audit);

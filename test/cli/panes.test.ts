@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { waitListed } from '../support/enrollment.js';
 import type { Pane } from '../support/pane.js';
 import { processAlive } from '../support/processes.js';
 import { ROOT } from '../support/product.js';
@@ -58,6 +59,8 @@ async function server(env?: Record<string, string>): Promise<TmuxServer> {
 async function enroll(pane: Pane): Promise<void> {
   const out = await pane.runWithStatus(`source ${SNIPPET}`);
   expect(out.status, out.output).toBe(0);
+  // `source` returns before the helper is ready: wait until the pane is listed.
+  await waitListed(pane, await pane.shellPid(), pane.server.env.TMUX_RUN_DIR ?? pane.server.registryDir);
 }
 
 async function listed(env: Record<string, string>): Promise<Listing[]> {

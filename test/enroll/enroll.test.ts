@@ -148,10 +148,18 @@ describe('enrollment', () => {
     await pane.kill();
   });
 
-  it('sourced from .zshrc, the new shell is enrolled by its first prompt, silently', async () => {
+  it('sourced from .zshrc, the new shell is enrolled soon after its first prompt, silently', async () => {
     const pane = await server.newPane({ zshrc: `PROMPT='$ '\nsource ${SNIPPET}\n` });
     const shellPid = await pane.shellPid();
-    const all = await listed(server.registryDir);
+    // Listed once the helper is enrolled; the shell has read its ready line once it reports its mode.
+    const all = await waitUntil(
+      async () => {
+        const l = await listed(server.registryDir);
+        return l.some((p) => p.mode !== 'unknown') ? l : undefined;
+      },
+      10_000,
+      'the pane to be listed',
+    );
     expect(all.map((p) => [p.pane_id, p.shell_pid])).toEqual([[pane.id, shellPid]]);
     expect((await pane.capture()).trim()).toBe('$');
     expect(await pane.run(`source ${SNIPPET}`)).toMatch(/already enrolled/);

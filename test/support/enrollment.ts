@@ -18,13 +18,23 @@ export function listed(dir: string): Promise<PaneListing[]> {
   return listEnrolled(dir, { cleanup: true });
 }
 
-/** Sources the snippet in `pane` (it must succeed) and waits until the broker lists this pane's shell in `dir`. */
+/**
+ * Sources the snippet in `pane` (it must succeed; it returns before the helper is ready) and waits
+ * until the broker lists this pane's shell in `dir`, and the shell has read the helper's ready line
+ * (it then reports its approval mode, so the listing's mode is no longer `unknown`).
+ */
 export async function enroll(pane: Pane, dir = pane.server.registryDir): Promise<PaneListing> {
   const r = await pane.runWithStatus(SOURCE, { timeoutMs: 20_000 });
   if (r.status !== 0) throw new Error(`enrolling ${pane.id} failed (status ${r.status}): ${r.output}`);
   const shellPid = await pane.shellPid();
+  return waitListed(pane, shellPid, dir);
+}
+
+/** Waits until `pane`'s shell `shellPid` is listed in `dir` and has read its helper's ready line. */
+export async function waitListed(pane: Pane, shellPid: number, dir = pane.server.registryDir): Promise<PaneListing> {
   return waitUntil(
-    async () => (await listEnrolled(dir)).find((p) => p.pane_id === pane.id && p.shell_pid === shellPid),
+    async () =>
+      (await listEnrolled(dir)).find((p) => p.pane_id === pane.id && p.shell_pid === shellPid && p.mode !== 'unknown'),
     10_000,
     `pane ${pane.id} to be listed`,
   );

@@ -26,20 +26,21 @@ function channelSuffixes(text: string): { used: string[]; removedAtTeardown: str
   const braces = [...text.matchAll(/\$_tmux_run_base\.\{([a-z,]+)\}/g)].flatMap((m) =>
     m[1]!.split(',').map((s) => `.${s}`),
   );
-  return { used: sorted([...used, ...braces]), removedAtTeardown: sorted(braces) };
+  const single = [...text.matchAll(/zf_rm -f -- \$_tmux_run_base\.([a-z]+)\b/g)].map((m) => `.${m[1]}`);
+  return { used: sorted([...used, ...braces]), removedAtTeardown: sorted([...braces, ...single]) };
 }
 
 describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
-  it('uses exactly the channel suffixes, and removes all of them at teardown and on a failed enrollment', () => {
+  it('uses exactly the channel suffixes, and removes all of them at teardown (the log kept only after a failed start)', () => {
     const { used, removedAtTeardown } = channelSuffixes(code);
     expect(used).toEqual(sorted(CHANNEL_SUFFIXES));
     expect(removedAtTeardown).toEqual(sorted(CHANNEL_SUFFIXES));
-    const onFailure = code
-      .split('\n')
-      .find((l) => /zf_rm -f -- \$base\.\w+ \$base\.\w+ \$base\.\w+ \$base\.\w+/.test(l));
-    expect(sorted([...(onFailure ?? '').matchAll(/\$base(\.[a-z]+)/g)].map((m) => m[1]!))).toEqual(
-      sorted(CHANNEL_SUFFIXES),
-    );
+    // The log is the one file a teardown may keep, and only when asked to (a failed start).
+    expect(code).toContain('[[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log');
+    expect([...code.matchAll(/_tmux_run_teardown keep-log/g)]).toHaveLength(1);
+    expect(code).toMatch(/_tmux_run_failed\(\) \{[^}]*_tmux_run_teardown keep-log/);
+    // What the shell made before the helper starts is removed when it cannot go on.
+    expect(code).toContain('zf_rm -f -- $base.req $base.rsp $base.log');
     expect(code).toContain(`base=$dir/${CHANNEL_PREFIX}`);
   });
 

@@ -9,7 +9,7 @@ import { enrolledPane } from '../support/enrollment.js';
 import { markerDir } from '../support/markers.js';
 import type { McpHandle } from '../support/mcp.js';
 import { withServer } from '../support/lifecycle.js';
-import { sleep } from '../support/waiting.js';
+import { sleep, waitUntil } from '../support/waiting.js';
 import { callWith, errorOf, runIdOf } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
@@ -67,10 +67,13 @@ describe('an audit trail that cannot be written', () => {
       // Writable again: the pane runs, and the trail holds the runs before and after.
       const after = await callWith(mcp, listing, 'echo after');
       expect(after.structured.data?.stdout.data).toBe('after\n');
-      const ids = auditEntries(server)
-        .filter((e) => e.event === 'end')
-        .map((e) => e.run_id);
-      expect(ids).toEqual([runIdOf(first), runIdOf(after)]);
+      // The end entry follows the reply (the caller does not wait for it): wait for it to land.
+      const endIds = (): string[] =>
+        auditEntries(server)
+          .filter((e) => e.event === 'end')
+          .map((e) => e.run_id);
+      await waitUntil(() => endIds().length >= 2, 5000, 'the end entry of the last run').catch(() => undefined);
+      expect(endIds()).toEqual([runIdOf(first), runIdOf(after)]);
       if (!mounted) await ctx.annotate?.('the full-disk case was skipped: mount -t tmpfs is not permitted here');
     });
   });

@@ -184,6 +184,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     umask: procUmask(rec.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
+    overflow: job.overflow,
   });
   job.run = run;
   const pgid = run.start();

@@ -5,6 +5,7 @@ import type {
   ErrorReply,
   HeldRunInfo,
   LiveState,
+  Overflow,
   PendingReply,
   Reply,
   RunState,
@@ -37,6 +38,8 @@ export interface Job {
   cancelled: boolean;
   /** Held for tmux_run_start: not tied to any link; its final reply is kept (held-runs.ts). */
   held: boolean;
+  /** What a stream over its limit does: stop the run (tmux_run, the default) or keep its last bytes. */
+  overflow: Overflow;
   /** Started with background: true (it gives up the pane's queue once spawned). */
   background: boolean;
   /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */

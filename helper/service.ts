@@ -171,6 +171,7 @@ export class HelperService {
       queuedAt: now,
       cancelled: false,
       held,
+      overflow: req.type === 'start' && (req.overflow === 'tail' || req.background) ? 'tail' : 'stop',
       background: false,
       state: 'queued',
       waiters: new Set(),

@@ -47,11 +47,19 @@ const base64 = (from: number, bytes: Buffer): Window => ({ from, encoding: 'base
  * window are left out if the rest is then UTF-8; otherwise the whole window comes as base64.
  */
 export function tailWindow(bytes: Buffer, from: number): Window {
+  const skip = characterStart(bytes, from);
+  return skip === undefined ? base64(from, bytes) : text(from + skip, bytes.subarray(skip));
+}
+
+/**
+ * Where the kept last bytes of a stream (`bytes`, from offset `from`) start as UTF-8 text: how many
+ * leading bytes (0 to 3, none at the stream's start) continue a character cut off before them, when
+ * the rest is UTF-8; undefined when it is not.
+ */
+export function characterStart(bytes: Buffer, from: number): number | undefined {
   let skip = 0;
   if (from > 0) while (skip < 3 && skip < bytes.length && continues(bytes[skip]!)) skip++;
-  const rest = bytes.subarray(skip);
-  if (isUtf8(rest)) return text(from + skip, rest);
-  return base64(from, bytes);
+  return isUtf8(bytes.subarray(skip)) ? skip : undefined;
 }
 
 /**

@@ -25,7 +25,10 @@ export interface Stream {
   encoding: 'utf-8' | 'base64';
   data: string;
   bytes: number;
-  truncated: false;
+  /** true only for a long run with overflow tail whose stream passed its limit (never for tmux_run). */
+  truncated: boolean;
+  /** Where `data` starts in the stream, when truncated. */
+  kept_from?: number;
 }
 
 export interface Effects {

@@ -36,7 +36,18 @@ export type Request =
   | { type: 'ping' }
   | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean; trace?: boolean }
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
-  | { type: 'start'; binding: Binding; token: string; script: string; progress: boolean; wait_ms: number }
+  | {
+      type: 'start';
+      binding: Binding;
+      token: string;
+      script: string;
+      progress: boolean;
+      wait_ms: number;
+      /** stop (the default): a stream over its limit stops the run; tail: its last bytes are kept. */
+      overflow?: Overflow;
+      /** Once spawned, the run gives up the pane's queue (overflow is then tail). */
+      background?: boolean;
+    }
   | { type: 'cancel'; run_id: string; reason?: string }
   | { type: 'wait' | 'cancel_held'; run_id: string; wait_ms: number; progress: boolean; auth: HeldAuth }
   | { type: 'list'; auth: HeldAuth }
@@ -76,11 +87,22 @@ export type Reply =
       stdout: Buffer;
       stderr: Buffer;
       duration_ms: number;
+      /** The streams that passed their limit (overflow tail): `stdout`/`stderr` then hold their last bytes. */
+      truncated?: { stdout?: Truncation; stderr?: Truncation };
       /** The helper's stamps (src/protocol/trace.ts), when the request asked for them. */
       trace?: Stamps;
     }
   | ErrorReply
   | { type: 'revoked' };
+
+/** What a run does with a stream over its limit. */
+export type Overflow = 'stop' | 'tail';
+
+/** A stream that passed its limit: every byte it produced, and the offset of the first one kept. */
+export interface Truncation {
+  bytes: number;
+  kept_from: number;
+}
 
 /** A stream's last bytes so far (at most TAIL_BYTES), from offset `from` on. */
 export interface StreamTail {

@@ -20,7 +20,7 @@ import { dispatch, shellBusy, type DispatchContext } from './dispatch.js';
 import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
-import { list, waitOrCancel, type HeldContext } from './held-requests.js';
+import { list, output, waitOrCancel, type HeldContext } from './held-requests.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -140,6 +140,9 @@ export class HelperService {
         return undefined;
       case 'list':
         list(req, t, this.heldCx);
+        return undefined;
+      case 'output':
+        output(req, t, this.heldCx);
         return undefined;
     }
   }

@@ -2,6 +2,8 @@
 import {
   cancelInputSchema,
   longOutputSchema,
+  outputInputSchema,
+  outputOutputSchema,
   panesInputSchema,
   panesOutputSchema,
   runInputSchema,
@@ -11,9 +13,15 @@ import {
   startInputSchema,
   waitInputSchema,
 } from '../broker/contract.js';
-import { DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
+import {
+  DEFAULT_OUTPUT_LIMIT,
+  MAX_OUTPUT_LIMIT,
+  MAX_SCRIPT_BYTES,
+  OUTPUT_CHUNK_BYTES,
+  TAIL_BYTES,
+} from '../protocol/limits.js';
 
-import { CANCEL_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
+import { CANCEL_TOOL, OUTPUT_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
 
 export const panesTool = {
   name: PANES_TOOL,
@@ -130,5 +138,28 @@ export const runsTool = {
   ].join(' '),
   inputSchema: runsInputSchema,
   outputSchema: runsOutputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+export const outputTool = {
+  name: OUTPUT_TOOL,
+  title: 'Read the output of a run started with tmux_run_start, while it runs or after',
+  description: [
+    'Returns at once up to `max_bytes` (default and at most ' +
+      OUTPUT_CHUNK_BYTES +
+      ') of one stream (`stream`: stdout or stderr)',
+    'of a held run, running or finished, from the absolute byte offset `from` (default 0). Use it to read a',
+    "background service's log, or more of a long run's output than the " +
+      TAIL_BYTES +
+      '-byte tails in its pending results.',
+    'The result has `from` and `to` (offsets of the bytes in `data`), `total_bytes` (produced so far), `kept_from`',
+    '(the oldest byte still held: above 0 only when overflow tail dropped the start) and `finished`. To read',
+    'everything, call again with `from` = the last `to` until `to` = `total_bytes` and `finished` is true; a `from` at or',
+    'past the end returns no data, so you may poll ahead. `data` is UTF-8 text (a chunk may end up to 3 bytes early',
+    'rather than split a character) or base64 (`encoding`) when the bytes are not UTF-8 or start inside a character.',
+    'Errors as for tmux_run_wait: unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
+  ].join(' '),
+  inputSchema: outputInputSchema,
+  outputSchema: outputOutputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };

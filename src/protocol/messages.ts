@@ -51,6 +51,8 @@ export type Request =
   | { type: 'cancel'; run_id: string; reason?: string }
   | { type: 'wait' | 'cancel_held'; run_id: string; wait_ms: number; progress: boolean; auth: HeldAuth }
   | { type: 'list'; auth: HeldAuth }
+  /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
+  | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }
   | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string };
 
 export type Reply =
@@ -80,6 +82,7 @@ export type Reply =
   /** The run was not finished when the request's wait_ms passed. */
   | PendingReply
   | { type: 'runs'; runs: HeldRunInfo[] }
+  | OutputReply
   | {
       type: 'done';
       run_id: string;
@@ -94,6 +97,24 @@ export type Reply =
     }
   | ErrorReply
   | { type: 'revoked' };
+
+export type StreamName = 'stdout' | 'stderr';
+
+/** A chunk of one stream of a held run (tmux_run_output), with where the stream stands. */
+export interface OutputReply {
+  type: 'output';
+  run_id: string;
+  state: RunState;
+  stream: StreamName;
+  /** Offsets in the stream: `from` of the first byte in data, `to` just past the last. */
+  from: number;
+  to: number;
+  encoding: 'utf-8' | 'base64';
+  data: string;
+  total_bytes: number;
+  kept_from: number;
+  finished: boolean;
+}
 
 /** What a run does with a stream over its limit. */
 export type Overflow = 'stop' | 'tail';

@@ -22,8 +22,8 @@ export interface HeldContext {
   audit: AuditLog;
   held: HeldRuns<Job>;
   waiters: Waiters;
-  /** Stops a held run for a tmux_run_cancel request. */
-  cancel: (job: Job) => void;
+  /** Stops a held run for a tmux_run_cancel request (`byPerson`: the person's `tmux-run stop`). */
+  cancel: (job: Job, byPerson: boolean) => void;
 }
 
 /** Checks a wait, cancel or list request; on failure replies with the error (nothing changes) and returns false. */
@@ -100,7 +100,8 @@ export function waitOrCancel(
     state: before,
   } satisfies Reply);
   const base = { run_id: req.run_id, pane_id: rec.pane_id, script_digest: job.binding.script_digest };
-  if (req.type === 'cancel_held' && before !== 'finished') cx.cancel(job);
+  const byPerson = req.type === 'cancel_held' && req.by === 'person';
+  if (req.type === 'cancel_held' && before !== 'finished') cx.cancel(job, byPerson);
   cx.waiters.add(
     job,
     {
@@ -115,6 +116,7 @@ export function waitOrCancel(
           outcome: how === 'final' ? 'finished' : how === 'pending' ? 'pending' : 'caller_gone',
           state: before,
           wait_ms: req.wait_ms,
+          ...(byPerson ? { by: 'person' } : {}),
         }),
     },
     req.wait_ms,

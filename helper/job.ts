@@ -63,11 +63,13 @@ export interface Job {
   withdraw?: AbortController;
 }
 
-export type StopReason = 'cancelled' | 'cancel_requested' | 'caller_gone' | 'shell_exited' | 'revoked';
+export type StopReason =
+  'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone' | 'shell_exited' | 'revoked';
 
 export const STOP_DETAIL: Record<StopReason, string> = {
   cancelled: 'the caller cancelled it',
   cancel_requested: 'a tmux_run_cancel request stopped it',
+  stopped_by_person: 'the person stopped it (tmux-run stop)',
   caller_gone: 'the caller went away',
   shell_exited: 'the enrolled shell exited',
   revoked: 'the enrollment was revoked',
@@ -135,6 +137,7 @@ export function info(job: Job): HeldRunInfo {
     finished_at: job.finishedAt ?? null,
     held_until: HeldRuns.heldUntil(job),
     ...outputBytes(job),
+    background: job.background,
     outcome: f
       ? {
           ok: f.type === 'done',

@@ -26,6 +26,8 @@ export interface Reported {
   stopReason?: StopReason;
   /** The caller's own reason for cancelling, if it gave one. */
   cancelReason?: string;
+  /** Started with background: true (its notice says so). */
+  background?: boolean;
 }
 
 export interface Report {
@@ -73,7 +75,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     stderr_bytes: o.stderrBytes,
     duration_ms: o.durationMs,
   };
-  const notice = `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
+  const notice = `tmux-run: run ${short(b.run_id)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
   return { reply, end, notice };
 
   function replyOf(): Reply {

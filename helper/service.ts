@@ -21,6 +21,7 @@ import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
 import { list, output, waitOrCancel, type HeldContext } from './held-requests.js';
+import { MAX_BACKGROUND_RUNS } from '../src/protocol/limits.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -40,6 +41,8 @@ export interface ServiceDeps {
 export class HelperService {
   private queue: Job[] = [];
   private current: Job | undefined;
+  /** Background runs that gave up the queue once spawned, until they end. */
+  private readonly background = new Set<Job>();
   private readonly used = new UsedRunIds();
   private ended = false;
   private readonly held = new HeldRuns<Job>();
@@ -54,14 +57,17 @@ export class HelperService {
       ended: () => this.ended,
       settle: (job, reply) => this.settle(job, reply),
       settleUnstarted: (job, code, message, why) => this.settleUnstarted(job, code, message, why),
-      emit: (job, reply) => this.waiters.emit(job, reply),
+      emit: (job, reply) => {
+        this.waiters.emit(job, reply);
+        if (reply.type === 'started' && job.background) this.release(job);
+      },
       sendProgress: (job) => this.waiters.sendProgress(job),
     };
     this.heldCx = {
       ...d,
       held: this.held,
       waiters: this.waiters,
-      cancel: (job) => this.cancel(job, 'cancel_requested'),
+      cancel: (job, byPerson) => this.cancel(job, byPerson ? 'stopped_by_person' : 'cancel_requested'),
     };
   }
 
@@ -175,7 +181,7 @@ export class HelperService {
       cancelled: false,
       held,
       overflow: req.type === 'start' && (req.overflow === 'tail' || req.background) ? 'tail' : 'stop',
-      background: false,
+      background: req.type === 'start' && req.background === true,
       state: 'queued',
       waiters: new Set(),
       ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
@@ -223,7 +229,7 @@ export class HelperService {
     this.waiters.finish(job, reply);
   }
 
-  private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'caller_gone'): void {
+  private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone'): void {
     if (job.cancelled || job.state === 'finished') return;
     job.cancelled = true;
     job.stopReason = why;
@@ -288,8 +294,9 @@ export class HelperService {
     for (const job of this.queue.splice(0)) {
       this.endUnran(job, 'shell_exited', STOP_DETAIL[why], `${reason} before the queued run started`);
     }
-    const cur = this.current;
-    if (cur && !cur.cancelled && cur.state !== 'finished') {
+    // The current run and every background run are stopped like any run.
+    for (const cur of [...(this.current ? [this.current] : []), ...this.background]) {
+      if (cur.cancelled || cur.state === 'finished') continue;
       cur.cancelled = true;
       cur.stopReason = why;
       cur.withdraw?.abort();
@@ -298,15 +305,21 @@ export class HelperService {
     }
   }
 
-  /** Waits for the current run (if any) to report. */
+  /** Waits for the current run and the background runs (if any) to report. */
   async idle(): Promise<void> {
-    await this.current?.run?.done;
+    const runs = [this.current, ...this.background].flatMap((j) => (j?.run ? [j.run.done] : []));
+    await Promise.all(runs);
   }
 
   private async pump(): Promise<void> {
     if (this.current) return;
     const job = this.queue.shift();
     if (!job) return;
+    if (job.background && this.background.size >= MAX_BACKGROUND_RUNS) {
+      this.refuseBackground(job);
+      void this.pump();
+      return;
+    }
     this.current = job;
     try {
       const o = await dispatch(job, this.cx);
@@ -317,9 +330,41 @@ export class HelperService {
         err('internal_error', `the helper failed: ${(e as Error).message}`, job.binding.run_id, job.run !== undefined),
       );
     } finally {
-      this.current = undefined;
-      void this.pump();
+      this.background.delete(job);
+      // A background run gave up the queue when it was spawned: the next run may be the current one.
+      if (this.current === job) {
+        this.current = undefined;
+        void this.pump();
+      }
     }
+  }
+
+  /** A background run was spawned: it goes on beside the queue, and the next run of the pane may start. */
+  private release(job: Job): void {
+    if (this.current !== job) return;
+    this.current = undefined;
+    this.background.add(job);
+    void this.pump();
+  }
+
+  /** A background run whose turn came while MAX_BACKGROUND_RUNS were running: refused, nothing ran. */
+  private refuseBackground(job: Job): void {
+    const b = job.binding;
+    this.d.audit.tryAppend({
+      event: 'refused',
+      run_id: b.run_id,
+      pane_id: this.d.record.pane_id,
+      script_digest: b.script_digest,
+      outcome: 'too_many_background_runs',
+    });
+    this.settle(
+      job,
+      err(
+        'too_many_background_runs',
+        `pane ${this.d.record.pane_id} already has ${MAX_BACKGROUND_RUNS} background runs running (at most ${MAX_BACKGROUND_RUNS}); stop one with tmux_run_cancel (tmux_runs lists them) and start again`,
+        b.run_id,
+      ),
+    );
   }
 
   /** The run's final reply first; its audit end entry and notice follow in the same turn (outcome.ts). */

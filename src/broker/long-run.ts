@@ -51,6 +51,7 @@ export interface RunListing {
   stdout_bytes: number;
   stderr_bytes: number;
   held_until: string | null;
+  background: boolean;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -247,7 +248,12 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
 }
 
 /** tmux_run_wait and tmux_run_cancel: find the held run on the target's helper and wait for it (cancelling it first). */
-export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'cancel_held'): Promise<LongResult> {
+export async function heldTool(
+  raw: unknown,
+  ctx: RunContext,
+  op: 'wait' | 'cancel_held',
+  opts: { by?: 'person' } = {},
+): Promise<LongResult> {
   const name = op === 'wait' ? 'tmux_run_wait' : 'tmux_run_cancel';
   const v = op === 'wait' ? validateWaitInput(raw) : validateCancelInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid ${name} arguments: ${v.message}`, 'not_sent');
@@ -269,6 +275,7 @@ export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'canc
       wait_ms: args.wait_ms ?? WAIT_MS,
       progress: ctx.onProgress !== undefined,
       auth: authorizeHeld(resolved, op, args.run_id),
+      ...(opts.by ? { by: opts.by } : {}),
     },
     args.run_id,
     undefined,
@@ -310,6 +317,7 @@ export async function listHeldRuns(
         stdout_bytes: r.stdout_bytes,
         stderr_bytes: r.stderr_bytes,
         held_until: iso(r.held_until),
+        background: r.background,
       }));
     }),
   );

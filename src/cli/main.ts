@@ -11,9 +11,10 @@ import { snippet } from './snippet.js';
 import { log } from './log.js';
 import { doctor } from './doctor.js';
 import { runs } from './runs.js';
+import { stop } from './stop.js';
 import type { Command } from './command.js';
 
-export const COMMANDS: readonly Command[] = [panes, runs, revoke, snippet, log, doctor];
+export const COMMANDS: readonly Command[] = [panes, runs, stop, revoke, snippet, log, doctor];
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -200,7 +200,7 @@ async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolRe
       : runs
           .map((r) =>
             escapeControls(
-              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
+              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.background ? ' in the background' : ''}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
             ),
           )
           .join('\n');

@@ -30,6 +30,7 @@ export interface HeldRunInfo {
   stdout_bytes: number;
   stderr_bytes: number;
   outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
+  background: boolean;
 }
 
 export type Request =
@@ -49,7 +50,15 @@ export type Request =
       background?: boolean;
     }
   | { type: 'cancel'; run_id: string; reason?: string }
-  | { type: 'wait' | 'cancel_held'; run_id: string; wait_ms: number; progress: boolean; auth: HeldAuth }
+  | {
+      type: 'wait' | 'cancel_held';
+      run_id: string;
+      wait_ms: number;
+      progress: boolean;
+      auth: HeldAuth;
+      /** cancel_held from the person's `tmux-run stop` (the audit trail and the result say so). */
+      by?: 'person';
+    }
   | { type: 'list'; auth: HeldAuth }
   /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
   | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }

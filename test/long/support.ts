@@ -154,7 +154,7 @@ export async function exchangeAll(socket: string, req: Request, timeoutMs = 10_0
     };
     x.onreply = (r) => {
       got.push(r);
-      if (['done', 'error', 'pending', 'runs'].includes(r.type)) finish();
+      if (['done', 'error', 'pending', 'runs', 'output'].includes(r.type)) finish();
     };
     x.onclose = () => finish();
     x.send(req);

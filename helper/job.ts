@@ -18,7 +18,7 @@ import type { Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
 import type { Run } from './runner.js';
 import type { StreamStore } from './stream-store.js';
-import { tailWindow } from './stream-window.js';
+import { lastLine, tailWindow } from './stream-window.js';
 
 /** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
 export interface Waiter {
@@ -99,6 +99,12 @@ function tailOf(store: StreamStore | undefined): StreamTail {
   return tailWindow(bytes, from);
 }
 
+/** The last whole line of a stream so far, for a progress frame (looked for in its tail). */
+function lineOf(store: StreamStore | undefined): { last_line?: string } {
+  const line = store && store.total > 0 ? lastLine(store.last(TAIL_BYTES).bytes) : undefined;
+  return line === undefined ? {} : { last_line: line };
+}
+
 /** The answer to a wait whose wait_ms passed before the job finished. */
 export function pendingOf(job: Job): PendingReply {
   return {
@@ -121,6 +127,7 @@ export function progressOf(job: Job, phase: LiveState): Reply {
     phase,
     elapsed_ms: Date.now() - job.queuedAt,
     ...outputBytes(job),
+    ...lineOf(job.run?.stdout),
   };
 }
 

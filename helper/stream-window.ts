@@ -38,6 +38,23 @@ export function incompleteEnd(bytes: Buffer): number {
   return 0;
 }
 
+/** The longest last line a progress frame carries, in characters. */
+export const LAST_LINE_CHARS = 200;
+
+/**
+ * The last whole line in `bytes` (the end of a stream), without its newline, cut to
+ * LAST_LINE_CHARS characters (bytes that are not UTF-8 become U+FFFD); undefined when no line in
+ * them has ended, or the last one is empty.
+ */
+export function lastLine(bytes: Buffer): string | undefined {
+  const end = bytes.lastIndexOf(0x0a);
+  if (end <= 0) return undefined;
+  const start = bytes.lastIndexOf(0x0a, end - 1) + 1;
+  const line = bytes.subarray(start, end).toString('utf8').replace(/\r$/, '');
+  if (line === '') return undefined;
+  return [...line].slice(0, LAST_LINE_CHARS).join('');
+}
+
 const text = (from: number, bytes: Buffer): Window => ({ from, encoding: 'utf-8', data: bytes.toString('utf8') });
 const base64 = (from: number, bytes: Buffer): Window => ({ from, encoding: 'base64', data: bytes.toString('base64') });
 

@@ -56,7 +56,7 @@ function progressFor(token: string | number | undefined, extra: Extra): ((p: Pro
               ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
               : p.phase === 'awaiting_approval'
                 ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
-                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
+                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far${p.last_line === undefined ? '' : `; last line: ${escapeControls(p.last_line)}`}`,
         },
       })
       .catch(() => {});

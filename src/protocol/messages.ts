@@ -85,6 +85,8 @@ export type Reply =
       elapsed_ms: number;
       stdout_bytes: number;
       stderr_bytes: number;
+      /** The last whole line of stdout so far (at most 200 characters), when there is one. */
+      last_line?: string;
     }
   /** A wait or cancel found the run it names (sent before the final reply or the pending one). */
   | { type: 'held'; run_id: string; script_digest: string; state: RunState }

@@ -28,8 +28,10 @@ describe('live output', () => {
     expect(s.pending).toMatchObject({ background: false, stderr_tail: { from: 0, encoding: 'utf-8', data: '' } });
     const id = runIdOf(s);
     let last = -1;
+    const messages: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const p = (await wait(mcp.client, listing, id, 1500)).pending;
+      const p = (await wait(mcp.client, listing, id, 1500, { onprogress: (n) => messages.push(n.message ?? '') }))
+        .pending;
       expect(p, 'still running').toBeDefined();
       const tail = p.stdout_tail;
       expect(tail.encoding).toBe('utf-8');
@@ -40,6 +42,11 @@ describe('live output', () => {
       expect(n).toBeGreaterThanOrEqual(i + 1);
       last = p.stdout_bytes;
     }
+    // Progress notifications carry the last line too.
+    expect(
+      messages.some((m) => /; last line: line \d$/.test(m)),
+      messages.join(' | '),
+    ).toBe(true);
     const final = await finalOf(mcp.client, listing, id);
     expect(final.data.stdout.data).toBe([1, 2, 3, 4, 5, 6, 7, 8].map((n) => `line ${n}\n`).join(''));
   });

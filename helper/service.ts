@@ -15,13 +15,13 @@ import { HeldRuns } from './held-runs.js';
 import type { RunOutcome } from './runner.js';
 import type { ShellChannel } from './shell-channel.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
-import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { checkRun, revokeAuthorized, UsedRunIds, type Refusal } from './authorize.js';
 import { dispatch, shellBusy, type DispatchContext } from './dispatch.js';
 import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
 import { list, output, waitOrCancel, type HeldContext } from './held-requests.js';
-import { MAX_BACKGROUND_RUNS } from '../src/protocol/limits.js';
+import { BackgroundRuns, runMode } from './background.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -42,7 +42,7 @@ export class HelperService {
   private queue: Job[] = [];
   private current: Job | undefined;
   /** Background runs that gave up the queue once spawned, until they end. */
-  private readonly background = new Set<Job>();
+  private readonly background = new BackgroundRuns<Job>();
   private readonly used = new UsedRunIds();
   private ended = false;
   private readonly held = new HeldRuns<Job>();
@@ -180,8 +180,7 @@ export class HelperService {
       queuedAt: now,
       cancelled: false,
       held,
-      overflow: req.type === 'start' && (req.overflow === 'tail' || req.background) ? 'tail' : 'stop',
-      background: req.type === 'start' && req.background === true,
+      ...runMode(req),
       state: 'queued',
       waiters: new Set(),
       ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
@@ -295,7 +294,7 @@ export class HelperService {
       this.endUnran(job, 'shell_exited', STOP_DETAIL[why], `${reason} before the queued run started`);
     }
     // The current run and every background run are stopped like any run.
-    for (const cur of [...(this.current ? [this.current] : []), ...this.background]) {
+    for (const cur of [...(this.current ? [this.current] : []), ...this.background.all()]) {
       if (cur.cancelled || cur.state === 'finished') continue;
       cur.cancelled = true;
       cur.stopReason = why;
@@ -307,7 +306,7 @@ export class HelperService {
 
   /** Waits for the current run and the background runs (if any) to report. */
   async idle(): Promise<void> {
-    const runs = [this.current, ...this.background].flatMap((j) => (j?.run ? [j.run.done] : []));
+    const runs = [this.current, ...this.background.all()].flatMap((j) => (j?.run ? [j.run.done] : []));
     await Promise.all(runs);
   }
 
@@ -315,8 +314,9 @@ export class HelperService {
     if (this.current) return;
     const job = this.queue.shift();
     if (!job) return;
-    if (job.background && this.background.size >= MAX_BACKGROUND_RUNS) {
-      this.refuseBackground(job);
+    const full = job.background ? this.background.refusal(this.d.record.pane_id) : undefined;
+    if (full) {
+      this.refuseBackground(job, full);
       void this.pump();
       return;
     }
@@ -348,23 +348,16 @@ export class HelperService {
   }
 
   /** A background run whose turn came while MAX_BACKGROUND_RUNS were running: refused, nothing ran. */
-  private refuseBackground(job: Job): void {
+  private refuseBackground(job: Job, why: Refusal): void {
     const b = job.binding;
     this.d.audit.tryAppend({
       event: 'refused',
       run_id: b.run_id,
       pane_id: this.d.record.pane_id,
       script_digest: b.script_digest,
-      outcome: 'too_many_background_runs',
+      outcome: why.code,
     });
-    this.settle(
-      job,
-      err(
-        'too_many_background_runs',
-        `pane ${this.d.record.pane_id} already has ${MAX_BACKGROUND_RUNS} background runs running (at most ${MAX_BACKGROUND_RUNS}); stop one with tmux_run_cancel (tmux_runs lists them) and start again`,
-        b.run_id,
-      ),
-    );
+    this.settle(job, err(why.code, why.message, b.run_id));
   }
 
   /** The run's final reply first; its audit end entry and notice follow in the same turn (outcome.ts). */

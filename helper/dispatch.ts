@@ -172,6 +172,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       stdout_limit: b.stdout_limit,
       stderr_limit: b.stderr_limit,
       cwd,
+      ...(job.background ? { background: true } : {}),
     });
   } catch (e) {
     return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
@@ -184,6 +185,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     umask: procUmask(rec.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
+    overflow: job.overflow,
   });
   job.run = run;
   const pgid = run.start();
@@ -194,7 +196,9 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     job.state = 'running';
     job.startedAt = Date.now();
     cx.emit(job, { type: 'started', run_id: b.run_id, pgid } satisfies Reply);
-    cx.shell.notify(`tmux-run: run ${short(b.run_id)} started (script sha256 ${b.script_digest.slice(0, 12)})`);
+    cx.shell.notify(
+      `tmux-run: run ${short(b.run_id)} started${job.background ? ' in the background' : ''} (script sha256 ${b.script_digest.slice(0, 12)})`,
+    );
   }
   if (job.cancelled) run.stop('cancelled');
   const o = await run.done;

@@ -1,6 +1,7 @@
 // The requests about runs held for tmux_run_start: wait (tmux_run_wait), cancel_held
-// (tmux_run_cancel) and list (tmux_run_list). Each is authorized on its own (authorize.ts) and
-// audited: what it found, and what it answered with.
+// (tmux_run_cancel), list (tmux_runs) and output (tmux_run_output). Each is authorized on its own
+// (authorize.ts); wait and cancel are audited: what they found, and what they answered with (list
+// and output only read).
 import type { Transport } from '../src/protocol/transport.js';
 import type { Reply, Request } from '../src/protocol/messages.js';
 import type { HeldOp } from '../src/protocol/token.js';
@@ -9,6 +10,7 @@ import type { AuditLog } from '../src/audit/audit-log.js';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, type HeldRuns } from './held-runs.js';
 import { checkHeld } from './authorize.js';
 import { err, info, type Job } from './job.js';
+import { chunkWindow } from './stream-window.js';
 import type { Waiters } from './waiters.js';
 
 const HELD_MINUTES = HELD_FOR_MS / 60_000;
@@ -20,8 +22,8 @@ export interface HeldContext {
   audit: AuditLog;
   held: HeldRuns<Job>;
   waiters: Waiters;
-  /** Stops a held run for a tmux_run_cancel request. */
-  cancel: (job: Job) => void;
+  /** Stops a held run for a tmux_run_cancel request (`byPerson`: the person's `tmux-run stop`). */
+  cancel: (job: Job, byPerson: boolean) => void;
 }
 
 /** Checks a wait, cancel or list request; on failure replies with the error (nothing changes) and returns false. */
@@ -43,6 +45,38 @@ export function list(req: Extract<Request, { type: 'list' }>, t: Transport, cx: 
   t.send({ type: 'runs', runs: cx.held.list().map(info) } satisfies Reply);
 }
 
+/** The refusal of a request for a run this helper does not hold. */
+function unknownRun(cx: HeldContext, runId: string): Reply {
+  return err(
+    'unknown_run',
+    `pane ${cx.record.pane_id}'s helper holds no run ${runId} (it never existed here, was not started with tmux_run_start, or its result was dropped: results are held for ${HELD_MINUTES} minutes, at most ${HELD_MAX_FINISHED} per pane; the audit trail keeps every outcome)`,
+    runId,
+  );
+}
+
+/** tmux_run_output: up to max_bytes of one stream from an absolute offset; answers at once. */
+export function output(req: Extract<Request, { type: 'output' }>, t: Transport, cx: HeldContext): void {
+  if (!authorized(cx, 'output', req.run_id, req.auth, t)) return;
+  const job = cx.held.get(req.run_id);
+  if (!job) {
+    t.send(unknownRun(cx, req.run_id));
+    return;
+  }
+  const store = job.run?.[req.stream];
+  const got = store?.read(req.from, req.max_bytes) ?? { from: req.from, bytes: Buffer.alloc(0) };
+  const chunk = chunkWindow(got.bytes, got.from);
+  t.send({
+    type: 'output',
+    run_id: req.run_id,
+    state: job.state,
+    stream: req.stream,
+    ...chunk,
+    total_bytes: store?.total ?? 0,
+    kept_from: store?.keptFrom ?? 0,
+    finished: job.state === 'finished',
+  } satisfies Reply);
+}
+
 /** tmux_run_wait and tmux_run_cancel: answer with the final reply, or a pending snapshot after wait_ms. */
 export function waitOrCancel(
   req: Extract<Request, { type: 'wait' | 'cancel_held' }>,
@@ -55,13 +89,7 @@ export function waitOrCancel(
   const job = cx.held.get(req.run_id);
   if (!job) {
     cx.audit.tryAppend({ event, run_id: req.run_id, pane_id: rec.pane_id, outcome: 'unknown_run' });
-    t.send(
-      err(
-        'unknown_run',
-        `pane ${rec.pane_id}'s helper holds no run ${req.run_id} (it never existed here, was not started with tmux_run_start, or its result was dropped: results are held for ${HELD_MINUTES} minutes, at most ${HELD_MAX_FINISHED} per pane; the audit trail keeps every outcome)`,
-        req.run_id,
-      ),
-    );
+    t.send(unknownRun(cx, req.run_id));
     return;
   }
   const before = job.state;
@@ -72,7 +100,8 @@ export function waitOrCancel(
     state: before,
   } satisfies Reply);
   const base = { run_id: req.run_id, pane_id: rec.pane_id, script_digest: job.binding.script_digest };
-  if (req.type === 'cancel_held' && before !== 'finished') cx.cancel(job);
+  const byPerson = req.type === 'cancel_held' && req.by === 'person';
+  if (req.type === 'cancel_held' && before !== 'finished') cx.cancel(job, byPerson);
   cx.waiters.add(
     job,
     {
@@ -87,6 +116,7 @@ export function waitOrCancel(
           outcome: how === 'final' ? 'finished' : how === 'pending' ? 'pending' : 'caller_gone',
           state: before,
           wait_ms: req.wait_ms,
+          ...(byPerson ? { by: 'person' } : {}),
         }),
     },
     req.wait_ms,

@@ -1,7 +1,10 @@
 // The runs a helper holds for tmux_run_start: queued and running ones always, finished ones (their
 // final reply, within the run's own output limits) for HELD_FOR_MS after they finished, at most
-// HELD_MAX_FINISHED at once: the one that finished first is dropped first. Worst case memory:
-// HELD_MAX_FINISHED x (stdout_limit + stderr_limit), 32 x 512 KiB = 16 MiB.
+// HELD_MAX_FINISHED at once: the one that finished first is dropped first; a running one (a
+// background run included) is never dropped. Worst case memory: each run keeps at most its limits
+// per stream whatever its overflow (stream-store.ts), so HELD_MAX_FINISHED x 512 KiB = 16 MiB of
+// finished results, plus the current run and MAX_BACKGROUND_RUNS background runs, 9 x 512 KiB =
+// 4.5 MiB, while they run: 20.5 MiB per pane.
 import type { RunState } from '../src/protocol/messages.js';
 
 /** Finished results kept at most, per pane (one helper per pane). */

@@ -5,6 +5,7 @@ import type {
   ErrorReply,
   HeldRunInfo,
   LiveState,
+  Overflow,
   PendingReply,
   Reply,
   RunState,
@@ -17,7 +18,7 @@ import type { Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
 import type { Run } from './runner.js';
 import type { StreamStore } from './stream-store.js';
-import { tailWindow } from './stream-window.js';
+import { lastLine, tailWindow } from './stream-window.js';
 
 /** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
 export interface Waiter {
@@ -37,6 +38,8 @@ export interface Job {
   cancelled: boolean;
   /** Held for tmux_run_start: not tied to any link; its final reply is kept (held-runs.ts). */
   held: boolean;
+  /** What a stream over its limit does: stop the run (tmux_run, the default) or keep its last bytes. */
+  overflow: Overflow;
   /** Started with background: true (it gives up the pane's queue once spawned). */
   background: boolean;
   /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */
@@ -60,11 +63,13 @@ export interface Job {
   withdraw?: AbortController;
 }
 
-export type StopReason = 'cancelled' | 'cancel_requested' | 'caller_gone' | 'shell_exited' | 'revoked';
+export type StopReason =
+  'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone' | 'shell_exited' | 'revoked';
 
 export const STOP_DETAIL: Record<StopReason, string> = {
   cancelled: 'the caller cancelled it',
   cancel_requested: 'a tmux_run_cancel request stopped it',
+  stopped_by_person: 'the person stopped it (tmux-run stop)',
   caller_gone: 'the caller went away',
   shell_exited: 'the enrolled shell exited',
   revoked: 'the enrollment was revoked',
@@ -94,6 +99,12 @@ function tailOf(store: StreamStore | undefined): StreamTail {
   return tailWindow(bytes, from);
 }
 
+/** The last whole line of a stream so far, for a progress frame (looked for in its tail). */
+function lineOf(store: StreamStore | undefined): { last_line?: string } {
+  const line = store && store.total > 0 ? lastLine(store.last(TAIL_BYTES).bytes) : undefined;
+  return line === undefined ? {} : { last_line: line };
+}
+
 /** The answer to a wait whose wait_ms passed before the job finished. */
 export function pendingOf(job: Job): PendingReply {
   return {
@@ -116,6 +127,7 @@ export function progressOf(job: Job, phase: LiveState): Reply {
     phase,
     elapsed_ms: Date.now() - job.queuedAt,
     ...outputBytes(job),
+    ...lineOf(job.run?.stdout),
   };
 }
 
@@ -132,6 +144,7 @@ export function info(job: Job): HeldRunInfo {
     finished_at: job.finishedAt ?? null,
     held_until: HeldRuns.heldUntil(job),
     ...outputBytes(job),
+    background: job.background,
     outcome: f
       ? {
           ok: f.type === 'done',

@@ -1,10 +1,23 @@
 // How a run that started ends up reported: its final reply, the audit trail's end entry and the
 // notice shown in the pane, all three derived from the run's one end reason (and, for a stop, why).
-import type { Reply } from '../src/protocol/messages.js';
+import type { Reply, Truncation } from '../src/protocol/messages.js';
 import type { Binding } from '../src/protocol/token.js';
 import type { AuditEntry } from '../src/audit/audit-log.js';
 import type { RunOutcome } from './runner.js';
 import { err, short, STOP_DETAIL, stopDetail, type StopReason } from './job.js';
+import { characterStart } from './stream-window.js';
+
+/**
+ * A stream as a final reply carries it: all of it, or for one that passed its limit (overflow
+ * tail) its kept last bytes, starting up to 3 bytes later so as to start on a character when the
+ * rest is UTF-8, with every byte counted.
+ */
+export function keptOf(kept: Buffer, total: number): { data: Buffer; truncation?: Truncation } {
+  if (total <= kept.length) return { data: kept };
+  const from = total - kept.length;
+  const skip = characterStart(kept, from) ?? 0;
+  return { data: kept.subarray(skip), truncation: { bytes: total, kept_from: from + skip } };
+}
 
 /** What the outcome needs to know of its job. */
 export interface Reported {
@@ -13,6 +26,8 @@ export interface Reported {
   stopReason?: StopReason;
   /** The caller's own reason for cancelling, if it gave one. */
   cancelReason?: string;
+  /** Started with background: true (its notice says so). */
+  background?: boolean;
 }
 
 export interface Report {
@@ -60,21 +75,28 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     stderr_bytes: o.stderrBytes,
     duration_ms: o.durationMs,
   };
-  const notice = `tmux-run: run ${short(b.run_id)} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
+  const notice = `tmux-run: run ${short(b.run_id)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
   return { reply, end, notice };
 
   function replyOf(): Reply {
     switch (o.reason) {
-      case 'completed':
+      case 'completed': {
         if (!c) break;
+        const [out, errs] = [keptOf(o.stdout, o.stdoutBytes), keptOf(o.stderr, o.stderrBytes)];
+        const truncated = {
+          ...(out.truncation ? { stdout: out.truncation } : {}),
+          ...(errs.truncation ? { stderr: errs.truncation } : {}),
+        };
         return {
           type: 'done',
           run_id: b.run_id,
           completion: c,
-          stdout: o.stdout,
-          stderr: o.stderr,
+          stdout: out.data,
+          stderr: errs.data,
           duration_ms: o.durationMs,
+          ...(out.truncation || errs.truncation ? { truncated } : {}),
         };
+      }
       case 'output_limit_exceeded': {
         const which = o.overflow ?? 'stdout';
         const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;

@@ -1,7 +1,7 @@
 // One run: /bin/sh -c SCRIPT in its own session, output captured and bounded, ended exactly once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { Completion } from '../src/protocol/messages.js';
+import type { Completion, Overflow } from '../src/protocol/messages.js';
 import { groupAlive } from '../src/os/proc.js';
 import { terminateGroup } from '../src/os/process-group.js';
 import { monotonicMs } from '../src/protocol/trace.js';
@@ -14,6 +14,8 @@ export interface RunSpec {
   umask: number | undefined;
   stdoutLimit: number;
   stderrLimit: number;
+  /** tail: a stream over its limit keeps its last bytes and the run goes on (default stop). */
+  overflow?: Overflow;
 }
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
@@ -113,7 +115,7 @@ export class Run {
     if (this.reason !== undefined) return;
     const store = this[which];
     store.append(chunk);
-    if (store.total > store.capacity) {
+    if (store.total > store.capacity && this.spec.overflow !== 'tail') {
       this.overflow = which;
       this.stop('output_limit_exceeded');
     }

@@ -15,12 +15,13 @@ import { HeldRuns } from './held-runs.js';
 import type { RunOutcome } from './runner.js';
 import type { ShellChannel } from './shell-channel.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
-import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { checkRun, revokeAuthorized, UsedRunIds, type Refusal } from './authorize.js';
 import { dispatch, shellBusy, type DispatchContext } from './dispatch.js';
 import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
-import { list, waitOrCancel, type HeldContext } from './held-requests.js';
+import { list, output, waitOrCancel, type HeldContext } from './held-requests.js';
+import { BackgroundRuns, runMode } from './background.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -40,6 +41,8 @@ export interface ServiceDeps {
 export class HelperService {
   private queue: Job[] = [];
   private current: Job | undefined;
+  /** Background runs that gave up the queue once spawned, until they end. */
+  private readonly background = new BackgroundRuns<Job>();
   private readonly used = new UsedRunIds();
   private ended = false;
   private readonly held = new HeldRuns<Job>();
@@ -54,14 +57,17 @@ export class HelperService {
       ended: () => this.ended,
       settle: (job, reply) => this.settle(job, reply),
       settleUnstarted: (job, code, message, why) => this.settleUnstarted(job, code, message, why),
-      emit: (job, reply) => this.waiters.emit(job, reply),
+      emit: (job, reply) => {
+        this.waiters.emit(job, reply);
+        if (reply.type === 'started' && job.background) this.release(job);
+      },
       sendProgress: (job) => this.waiters.sendProgress(job),
     };
     this.heldCx = {
       ...d,
       held: this.held,
       waiters: this.waiters,
-      cancel: (job) => this.cancel(job, 'cancel_requested'),
+      cancel: (job, byPerson) => this.cancel(job, byPerson ? 'stopped_by_person' : 'cancel_requested'),
     };
   }
 
@@ -141,6 +147,9 @@ export class HelperService {
       case 'list':
         list(req, t, this.heldCx);
         return undefined;
+      case 'output':
+        output(req, t, this.heldCx);
+        return undefined;
     }
   }
 
@@ -171,7 +180,7 @@ export class HelperService {
       queuedAt: now,
       cancelled: false,
       held,
-      background: false,
+      ...runMode(req),
       state: 'queued',
       waiters: new Set(),
       ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
@@ -219,7 +228,7 @@ export class HelperService {
     this.waiters.finish(job, reply);
   }
 
-  private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'caller_gone'): void {
+  private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone'): void {
     if (job.cancelled || job.state === 'finished') return;
     job.cancelled = true;
     job.stopReason = why;
@@ -284,8 +293,9 @@ export class HelperService {
     for (const job of this.queue.splice(0)) {
       this.endUnran(job, 'shell_exited', STOP_DETAIL[why], `${reason} before the queued run started`);
     }
-    const cur = this.current;
-    if (cur && !cur.cancelled && cur.state !== 'finished') {
+    // The current run and every background run are stopped like any run.
+    for (const cur of [...(this.current ? [this.current] : []), ...this.background.all()]) {
+      if (cur.cancelled || cur.state === 'finished') continue;
       cur.cancelled = true;
       cur.stopReason = why;
       cur.withdraw?.abort();
@@ -294,15 +304,22 @@ export class HelperService {
     }
   }
 
-  /** Waits for the current run (if any) to report. */
+  /** Waits for the current run and the background runs (if any) to report. */
   async idle(): Promise<void> {
-    await this.current?.run?.done;
+    const runs = [this.current, ...this.background.all()].flatMap((j) => (j?.run ? [j.run.done] : []));
+    await Promise.all(runs);
   }
 
   private async pump(): Promise<void> {
     if (this.current) return;
     const job = this.queue.shift();
     if (!job) return;
+    const full = job.background ? this.background.refusal(this.d.record.pane_id) : undefined;
+    if (full) {
+      this.refuseBackground(job, full);
+      void this.pump();
+      return;
+    }
     this.current = job;
     try {
       const o = await dispatch(job, this.cx);
@@ -313,9 +330,34 @@ export class HelperService {
         err('internal_error', `the helper failed: ${(e as Error).message}`, job.binding.run_id, job.run !== undefined),
       );
     } finally {
-      this.current = undefined;
-      void this.pump();
+      this.background.delete(job);
+      // A background run gave up the queue when it was spawned: the next run may be the current one.
+      if (this.current === job) {
+        this.current = undefined;
+        void this.pump();
+      }
     }
+  }
+
+  /** A background run was spawned: it goes on beside the queue, and the next run of the pane may start. */
+  private release(job: Job): void {
+    if (this.current !== job) return;
+    this.current = undefined;
+    this.background.add(job);
+    void this.pump();
+  }
+
+  /** A background run whose turn came while MAX_BACKGROUND_RUNS were running: refused, nothing ran. */
+  private refuseBackground(job: Job, why: Refusal): void {
+    const b = job.binding;
+    this.d.audit.tryAppend({
+      event: 'refused',
+      run_id: b.run_id,
+      pane_id: this.d.record.pane_id,
+      script_digest: b.script_digest,
+      outcome: why.code,
+    });
+    this.settle(job, err(why.code, why.message, b.run_id));
   }
 
   /** The run's final reply first; its audit end entry and notice follow in the same turn (outcome.ts). */

@@ -38,6 +38,23 @@ export function incompleteEnd(bytes: Buffer): number {
   return 0;
 }
 
+/** The longest last line a progress frame carries, in characters. */
+export const LAST_LINE_CHARS = 200;
+
+/**
+ * The last whole line in `bytes` (the end of a stream), without its newline, cut to
+ * LAST_LINE_CHARS characters (bytes that are not UTF-8 become U+FFFD); undefined when no line in
+ * them has ended, or the last one is empty.
+ */
+export function lastLine(bytes: Buffer): string | undefined {
+  const end = bytes.lastIndexOf(0x0a);
+  if (end <= 0) return undefined;
+  const start = bytes.lastIndexOf(0x0a, end - 1) + 1;
+  const line = bytes.subarray(start, end).toString('utf8').replace(/\r$/, '');
+  if (line === '') return undefined;
+  return [...line].slice(0, LAST_LINE_CHARS).join('');
+}
+
 const text = (from: number, bytes: Buffer): Window => ({ from, encoding: 'utf-8', data: bytes.toString('utf8') });
 const base64 = (from: number, bytes: Buffer): Window => ({ from, encoding: 'base64', data: bytes.toString('base64') });
 
@@ -47,11 +64,19 @@ const base64 = (from: number, bytes: Buffer): Window => ({ from, encoding: 'base
  * window are left out if the rest is then UTF-8; otherwise the whole window comes as base64.
  */
 export function tailWindow(bytes: Buffer, from: number): Window {
+  const skip = characterStart(bytes, from);
+  return skip === undefined ? base64(from, bytes) : text(from + skip, bytes.subarray(skip));
+}
+
+/**
+ * Where the kept last bytes of a stream (`bytes`, from offset `from`) start as UTF-8 text: how many
+ * leading bytes (0 to 3, none at the stream's start) continue a character cut off before them, when
+ * the rest is UTF-8; undefined when it is not.
+ */
+export function characterStart(bytes: Buffer, from: number): number | undefined {
   let skip = 0;
   if (from > 0) while (skip < 3 && skip < bytes.length && continues(bytes[skip]!)) skip++;
-  const rest = bytes.subarray(skip);
-  if (isUtf8(rest)) return text(from + skip, rest);
-  return base64(from, bytes);
+  return isUtf8(bytes.subarray(skip)) ? skip : undefined;
 }
 
 /**

@@ -299,6 +299,44 @@ async function sustained(client: Client, panes: PaneListing[], perPane: number, 
   return total / ((now() - t0) / 1000);
 }
 
+// ------------------------------------------------------------------ long runs: tmux_run_output
+
+/**
+ * The cost of reading a held run's output: one run started with tmux_run_start prints MID bytes
+ * and is waited for; then `n` tmux_run_output calls read all MID bytes (one full 64 KiB chunk
+ * each), and `n` read at the end of the stream (a poll that finds nothing new). Client-side ms.
+ */
+async function outputReads(client: Client, pane: PaneListing, n: number): Promise<{ full: Stats; poll: Stats }> {
+  const target = { kind: 'pane', id: pane.pane_id, generation: pane.generation };
+  const started = (await client.callTool({
+    name: 'tmux_run_start',
+    arguments: { target, script: MID_SCRIPT, wait_ms: 10_000 },
+  })) as { structuredContent?: { ok?: boolean; data?: { authorization: { run_id: string } } } };
+  const runId = started.structuredContent?.data?.authorization.run_id;
+  if (!started.structuredContent?.ok || runId === undefined) throw new Error('the held run for tmux_run_output failed');
+  const read = async (from: number): Promise<{ ms: number; bytes: number }> => {
+    const t0 = now();
+    const r = (await client.callTool({
+      name: 'tmux_run_output',
+      arguments: { target, run_id: runId, stream: 'stdout', from, max_bytes: MID },
+    })) as { structuredContent?: { ok?: boolean; data?: { from: number; to: number } } };
+    const ms = now() - t0;
+    const d = r.structuredContent?.data;
+    if (!r.structuredContent?.ok || d === undefined) throw new Error('tmux_run_output failed');
+    return { ms, bytes: d.to - d.from };
+  };
+  const full: number[] = [];
+  const poll: number[] = [];
+  for (let i = 0; i < N.bigWarm; i++) await read(0);
+  for (let i = 0; i < n; i++) {
+    const r = await read(0);
+    if (r.bytes !== MID) throw new Error(`expected ${MID} bytes from tmux_run_output, got ${r.bytes}`);
+    full.push(r.ms);
+    poll.push((await read(MID)).ms);
+  }
+  return { full: stats(full), poll: stats(poll) };
+}
+
 function versionOf(cmd: string | undefined, args: string[]): string {
   if (cmd === undefined) return 'unknown';
   try {
@@ -344,6 +382,8 @@ interface Metrics {
   floor_mid_ms: Stats;
   run_mid_ms: Stats;
   ratio_mid: number;
+  output_full_ms: Stats;
+  output_poll_ms: Stats;
   trace: { true: StageTable; mid: StageTable; big: StageTable };
   broker_rss_kb: number | undefined;
   broker_rss_kb_start: number | undefined;
@@ -522,6 +562,11 @@ try {
 
   m.helper.rss_kb_after_big = procStatus(helperPid)?.rssKb;
 
+  progress(`tmux_run_output: ${N.big} reads of ${MID} bytes, ${N.big} reads at the end of the stream`);
+  const reads = await outputReads(c, one, N.big);
+  m.output_full_ms = reads.full;
+  m.output_poll_ms = reads.poll;
+
   // The same three runs through a broker that traces every call, to see where their time goes.
   progress(`traced runs (TMUX_RUN_TRACE): ${N.rtt} of true, ${N.big} of ${MID} and of ${BIG} bytes`);
   const traceFile = join(runRootDir, 'trace.jsonl');
@@ -651,6 +696,8 @@ function report(m: Metrics): void {
     [`tmux_run ${MID} bytes (ms)`, m.run_mid_ms, 2],
     [`floor: spawn ${BIG} bytes (ms)`, m.floor_big_ms, 2],
     [`tmux_run ${BIG} bytes (ms)`, m.run_big_ms, 2],
+    [`tmux_run_output of ${MID} bytes of a held run (ms)`, m.output_full_ms, 2],
+    ['tmux_run_output at the end of the stream, nothing new (ms)', m.output_poll_ms, 2],
     ['enrollment: source to listed (ms)', m.enroll_ms, 0],
     ['node -e "" start to exit (ms)', m.node_start_ms, 0],
     ['tmux-run-mcp start to tools/list (ms)', m.server_start_ms, 0],

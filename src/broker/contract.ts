@@ -20,6 +20,8 @@ export const cancelInputSchema = loadSchema('tmux_run_cancel.input.schema.json')
 export const longOutputSchema = loadSchema('tmux_run_long.output.schema.json');
 export const runsInputSchema = loadSchema('tmux_runs.input.schema.json');
 export const runsOutputSchema = loadSchema('tmux_runs.output.schema.json');
+export const outputInputSchema = loadSchema('tmux_run_output.input.schema.json');
+export const outputOutputSchema = loadSchema('tmux_run_output.output.schema.json');
 
 type Validator = Generated.Validator;
 type Compiled = Record<
@@ -32,7 +34,9 @@ type Compiled = Record<
   | 'cancelInput'
   | 'longOutput'
   | 'runsInput'
-  | 'runsOutput',
+  | 'runsOutput'
+  | 'outputInput'
+  | 'outputOutput',
   Validator
 >;
 
@@ -118,3 +122,5 @@ export const validateCancelInput = (d: unknown): Validation => check(compiled.ca
 export const validateLongOutput = (d: unknown): Validation => check(compiled.longOutput, d);
 export const validateRunsInput = (d: unknown): Validation => check(compiled.runsInput, d);
 export const validateRunsOutput = (d: unknown): Validation => check(compiled.runsOutput, d);
+export const validateOutputInput = (d: unknown): Validation => check(compiled.outputInput, d);
+export const validateOutputOutput = (d: unknown): Validation => check(compiled.outputOutput, d);

@@ -3,7 +3,7 @@
 // finishes) and the run goes on; wait and cancel find it again by run_id, from any broker.
 import { scriptDigest } from '../enrollment/generation.js';
 import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { HeldRunInfo, Reply, Request } from '../protocol/messages.js';
+import type { HeldRunInfo, Overflow, Reply, Request } from '../protocol/messages.js';
 import { terminateGroup } from '../os/process-group.js';
 import { askOnce, ConnectError, connectHelper, exchange } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
@@ -27,6 +27,8 @@ export const WAIT_MS = 10_000;
 
 export interface StartArgs extends RunArgs {
   wait_ms?: number;
+  overflow?: Overflow;
+  background?: boolean;
 }
 
 export interface HeldArgs {
@@ -49,9 +51,22 @@ export interface RunListing {
   stdout_bytes: number;
   stderr_bytes: number;
   held_until: string | null;
+  background: boolean;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** A final result whose streams passed their limits (overflow tail): each says so, with every byte counted. */
+function withTruncation(result: ToolResult, r: Extract<Reply, { type: 'done' | 'error' }>): ToolResult {
+  if (r.type !== 'done' || !r.truncated || !result.ok) return result;
+  const d = result.data;
+  const mark = (s: typeof d.stdout, t: { bytes: number; kept_from: number } | undefined): typeof d.stdout =>
+    t ? { ...s, bytes: t.bytes, truncated: true, kept_from: t.kept_from } : s;
+  return {
+    ok: true,
+    data: { ...d, stdout: mark(d.stdout, r.truncated.stdout), stderr: mark(d.stderr, r.truncated.stderr) },
+  };
+}
 
 /**
  * Sends one request about a held run and turns the helper's answer into the call's result: the
@@ -124,7 +139,7 @@ function converse(
                 else break;
                 return;
               }
-              settle(resultFromReply(r, target, auth));
+              settle(withTruncation(resultFromReply(r, target, auth), r));
               return;
           }
           settle(unexpectedReply(what, r.type, auth ?? null));
@@ -177,6 +192,12 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
   const v = validateStartInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid tmux_run_start arguments: ${v.message}`, 'not_sent');
   const args = raw as StartArgs;
+  if (args.background === true && args.overflow === 'stop')
+    return failure(
+      'invalid_arguments',
+      'invalid tmux_run_start arguments: a background run keeps the tail of its output (overflow tail); overflow stop is not allowed with background: true',
+      'not_sent',
+    );
   const bad = scriptProblem(args.script, 'tmux_run_start');
   if (bad) return bad;
   const digest = scriptDigest(args.script);
@@ -208,6 +229,8 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
       script: args.script,
       progress: ctx.onProgress !== undefined,
       wait_ms: args.wait_ms ?? START_WAIT_MS,
+      ...(args.overflow === 'tail' || args.background === true ? { overflow: 'tail' as const } : {}),
+      ...(args.background === true ? { background: true } : {}),
     },
     binding.run_id,
     auth,
@@ -225,7 +248,12 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
 }
 
 /** tmux_run_wait and tmux_run_cancel: find the held run on the target's helper and wait for it (cancelling it first). */
-export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'cancel_held'): Promise<LongResult> {
+export async function heldTool(
+  raw: unknown,
+  ctx: RunContext,
+  op: 'wait' | 'cancel_held',
+  opts: { by?: 'person' } = {},
+): Promise<LongResult> {
   const name = op === 'wait' ? 'tmux_run_wait' : 'tmux_run_cancel';
   const v = op === 'wait' ? validateWaitInput(raw) : validateCancelInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid ${name} arguments: ${v.message}`, 'not_sent');
@@ -247,6 +275,7 @@ export async function heldTool(raw: unknown, ctx: RunContext, op: 'wait' | 'canc
       wait_ms: args.wait_ms ?? WAIT_MS,
       progress: ctx.onProgress !== undefined,
       auth: authorizeHeld(resolved, op, args.run_id),
+      ...(opts.by ? { by: opts.by } : {}),
     },
     args.run_id,
     undefined,
@@ -288,6 +317,7 @@ export async function listHeldRuns(
         stdout_bytes: r.stdout_bytes,
         stderr_bytes: r.stderr_bytes,
         held_until: iso(r.held_until),
+        background: r.background,
       }));
     }),
   );

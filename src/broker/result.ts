@@ -25,7 +25,10 @@ export interface Stream {
   encoding: 'utf-8' | 'base64';
   data: string;
   bytes: number;
-  truncated: false;
+  /** true only for a long run with overflow tail whose stream passed its limit (never for tmux_run). */
+  truncated: boolean;
+  /** Where `data` starts in the stream, when truncated. */
+  kept_from?: number;
 }
 
 export interface Effects {
@@ -100,7 +103,7 @@ export function renderText(r: LongResult, tool = 'tmux_run'): string {
   if (isPending(r)) {
     const p = r.pending;
     return [
-      `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')}${p.background ? ' in the background' : ''} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); call tmux_run_wait with this run_id for its result`,
+      `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')}${p.background ? ' in the background' : ''} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); ${p.background ? 'read its output with tmux_run_output, stop it with tmux_run_cancel when done' : 'call tmux_run_wait with this run_id for its result'}`,
       showTail('stdout', p.stdout_tail, p.stdout_bytes),
       showTail('stderr', p.stderr_tail, p.stderr_bytes),
     ]

@@ -31,6 +31,8 @@ export interface Progress {
   elapsed_ms: number;
   stdout_bytes: number;
   stderr_bytes: number;
+  /** The last whole line of stdout so far (raw: escape before showing). */
+  last_line?: string;
 }
 
 export interface RunContext {

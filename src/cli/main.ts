@@ -12,9 +12,10 @@ import { log } from './log.js';
 import { doctor } from './doctor.js';
 import { runs } from './runs.js';
 import { setup } from './setup.js';
+import { stop } from './stop.js';
 import type { Command } from './command.js';
 
-export const COMMANDS: readonly Command[] = [panes, runs, revoke, snippet, log, doctor, setup];
+export const COMMANDS: readonly Command[] = [panes, runs, stop, revoke, snippet, log, doctor, setup];
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -30,7 +30,8 @@ export const runs: Command = {
 List the runs that the enrolled panes' helpers hold: runs started with tmux_run_start that are
 queued, running, or finished with a result still to be fetched (for 10 minutes, at most 32 per
 pane). Runs of tmux_run are not held. A helper found dead on the way has its runs stopped and
-recorded in the audit trail.
+recorded in the audit trail. A run started with background: true shows "(bg)" after its state;
+stop one with 'tmux-run stop RUN'.
 
 Options:
   --json      print a JSON array, one object per run (the objects tmux_runs shows)
@@ -55,7 +56,7 @@ Options:
       rows.push([
         r.run_id,
         r.pane_id,
-        { text: r.state.replace('_', ' '), color: STATE_COLOR[r.state] },
+        { text: `${r.state.replace('_', ' ')}${r.background ? ' (bg)' : ''}`, color: STATE_COLOR[r.state] },
         outcomeText(r),
         `${r.stdout_bytes}/${r.stderr_bytes}`,
         formatDuration(now - Date.parse(r.queued_at)),

@@ -12,10 +12,12 @@ import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { runTool as runToolCall, type Progress } from '../broker/run-tool.js';
 import { heldTool, listHeldRuns, startTool as startToolCall, type RunListing } from '../broker/long-run.js';
+import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
 import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
 import {
   validateLongOutput,
+  validateOutputOutput,
   validatePanesInput,
   validatePanesOutput,
   validateRunOutput,
@@ -26,13 +28,14 @@ import {
   CANCEL_TOOL,
   LONG_RUN_TOOLS,
   OPT_IN_TOOLS,
+  OUTPUT_TOOL,
   PANES_TOOL,
   RUN_TOOL,
   RUNS_TOOL,
   START_TOOL,
   WAIT_TOOL,
 } from './names.js';
-import { cancelTool, panesTool, runTool, runsTool, startTool, waitTool } from './tools.js';
+import { cancelTool, outputTool, panesTool, runTool, runsTool, startTool, waitTool } from './tools.js';
 import type { CallTraces } from './call-traces.js';
 
 type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
@@ -53,7 +56,7 @@ function progressFor(token: string | number | undefined, extra: Extra): ((p: Pro
               ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
               : p.phase === 'awaiting_approval'
                 ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
-                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far`,
+                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far${p.last_line === undefined ? '' : `; last line: ${escapeControls(p.last_line)}`}`,
         },
       })
       .catch(() => {});
@@ -76,7 +79,10 @@ export function createServer(o: ServerOptions): McpServer {
   const server = mcp.server;
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [panesTool, ...(o.enabled.has(RUN_TOOL) ? [runTool, startTool, waitTool, cancelTool, runsTool] : [])],
+    tools: [
+      panesTool,
+      ...(o.enabled.has(RUN_TOOL) ? [runTool, startTool, waitTool, cancelTool, outputTool, runsTool] : []),
+    ],
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -86,7 +92,7 @@ export function createServer(o: ServerOptions): McpServer {
       if (!o.enabled.has(RUN_TOOL)) {
         const refusal = failure(
           'tool_not_enabled',
-          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel and tmux_runs)`,
+          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output and tmux_runs)`,
           'not_sent',
         );
         if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
@@ -119,6 +125,8 @@ export function createServer(o: ServerOptions): McpServer {
           return toolResult(await heldTool(args ?? {}, ctx, 'cancel_held'), o.log, name);
         case RUNS_TOOL:
           return listRunsCall(o, args ?? {});
+        case OUTPUT_TOOL:
+          return outputResult(await outputToolCall(args ?? {}, ctx), o.log);
       }
     }
     const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
@@ -147,6 +155,20 @@ function toolResult(r: LongResult, log?: (m: string) => void, tool: string = RUN
     structuredContent: r,
     isError: !('pending' in r) && !r.ok,
   };
+}
+
+/** Wraps a tmux_run_output result; one that does not match its output schema becomes an internal_error. */
+function outputResult(r: OutputResult, log: (m: string) => void): CallToolResult {
+  const v = validateOutputOutput(r);
+  if (!v.ok) {
+    log(`internal error: a tmux_run_output result did not match the output schema (${v.message})`);
+    r = failure('internal_error', 'tmux-run produced a result that does not match its schema', 'observed', {
+      state: 'none',
+      authorization: null,
+      completion: { state: 'unobserved' },
+    }) as OutputResult;
+  }
+  return { content: [{ type: 'text', text: renderOutput(r) }], structuredContent: r, isError: !r.ok };
 }
 
 async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
@@ -178,7 +200,7 @@ async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolRe
       : runs
           .map((r) =>
             escapeControls(
-              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
+              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.background ? ' in the background' : ''}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
             ),
           )
           .join('\n');

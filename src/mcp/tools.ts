@@ -2,6 +2,8 @@
 import {
   cancelInputSchema,
   longOutputSchema,
+  outputInputSchema,
+  outputOutputSchema,
   panesInputSchema,
   panesOutputSchema,
   runInputSchema,
@@ -11,9 +13,15 @@ import {
   startInputSchema,
   waitInputSchema,
 } from '../broker/contract.js';
-import { DEFAULT_OUTPUT_LIMIT, MAX_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
+import {
+  DEFAULT_OUTPUT_LIMIT,
+  MAX_OUTPUT_LIMIT,
+  MAX_SCRIPT_BYTES,
+  OUTPUT_CHUNK_BYTES,
+  TAIL_BYTES,
+} from '../protocol/limits.js';
 
-import { CANCEL_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
+import { CANCEL_TOOL, OUTPUT_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
 
 export const panesTool = {
   name: PANES_TOOL,
@@ -68,8 +76,10 @@ const LONG_ERRORS = [
 
 const PENDING = [
   "The result is tmux_run's (success or error, exactly as tmux_run would have returned it) once the run has",
-  'finished, or `{pending: {run_id, state, elapsed_ms, stdout_bytes, stderr_bytes, ...}}` while it is queued or running:',
-  'then call tmux_run_wait with the same target and run_id.',
+  'finished, or `{pending: {run_id, state, elapsed_ms, stdout_bytes, stderr_bytes, stdout_tail, stderr_tail, background}}`',
+  `while it is queued or running: each tail holds the stream's last bytes so far (at most ${TAIL_BYTES}; \`from\` is their`,
+  'offset), so you can see progress and failures as they happen; call tmux_run_wait with the same target and run_id',
+  'for more, or tmux_run_output to read a stream from any offset.',
 ].join(' ');
 
 export const startTool = {
@@ -80,6 +90,15 @@ export const startTool = {
     'but the run is not tied to this call: it goes on when the call returns, is cancelled, or the MCP server exits.',
     'Use it for anything that may take more than about a minute. `wait_ms` (0 to 30000, default 0) is how long',
     'this call waits for the run to finish before returning.',
+    '`overflow: "tail"`: for a run that may print more than its limit (a verbose build or test suite): instead of being',
+    'stopped with output_limit_exceeded it goes on, keeps the last stdout_limit/stderr_limit bytes of each stream, and',
+    'ends ok with that stream `truncated: true`, `bytes` (all it printed) and `kept_from`, with the real exit status;',
+    'prefer this to piping into `tail`, which loses the exit status. Default "stop" (as tmux_run).',
+    '`background: true`: for a service or watcher that should keep running while you go on (a dev server, `npm run',
+    "watch`): once it has started it no longer holds the pane's queue, so your next runs in that pane start at once",
+    '(for example `curl` against the server). Overflow is then tail (overflow "stop" is refused); at most 8 run at once',
+    'per pane (too_many_background_runs). Read its log with tmux_run_output; stop it with tmux_run_cancel when done;',
+    'it also ends when its script exits, the person runs `tmux-run stop RUN`, or the enrollment ends. It is not a daemon.',
     PENDING,
     LONG_ERRORS,
   ].join(' '),
@@ -95,6 +114,7 @@ export const waitTool = {
     'Waits up to `wait_ms` (default 10000, at most 30000) for a run that tmux_run_start started, and returns its',
     'result, or pending if it is still going. Waiting again is harmless and returns the same final result;',
     'cancelling this call leaves the run alone. Pass the target and run_id from tmux_run_start (tmux_runs lists them).',
+    'Poll it to watch a long run: each pending result carries the tails of stdout and stderr.',
     PENDING,
     LONG_ERRORS,
   ].join(' '),
@@ -110,7 +130,8 @@ export const cancelTool = {
     'Stops a held run: a queued one never runs (error cancelled, effects none); a running one has its process group',
     "sent SIGTERM, then SIGKILL after a second (descendants that left the group may still run). Returns the run's",
     'result once known, within `wait_ms` (default 10000), else pending. A run that had already finished is left',
-    'as it was and its result returned.',
+    'as it was and its result returned. This is how a background run (a service) is stopped when you are done with it;',
+    'its output stays readable with tmux_run_output while the result is held.',
     PENDING,
     LONG_ERRORS,
   ].join(' '),
@@ -125,10 +146,34 @@ export const runsTool = {
   description: [
     "Lists the runs started with tmux_run_start that the enrolled panes' helpers hold: queued, running, and",
     'finished ones whose result can still be fetched with tmux_run_wait (until `held_until`). Each has run_id,',
-    'pane_id and generation (the target), script_digest, state, times, the outcome in brief, and byte counts.',
+    'pane_id and generation (the target), script_digest, state, times, the outcome in brief, byte counts, and',
+    '`background` (true for a service started with background: true: stop it with tmux_run_cancel when done).',
     'For an agent that lost a run_id. Runs started with tmux_run are not held and not listed.',
   ].join(' '),
   inputSchema: runsInputSchema,
   outputSchema: runsOutputSchema,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+export const outputTool = {
+  name: OUTPUT_TOOL,
+  title: 'Read the output of a run started with tmux_run_start, while it runs or after',
+  description: [
+    'Returns at once up to `max_bytes` (default and at most ' +
+      OUTPUT_CHUNK_BYTES +
+      ') of one stream (`stream`: stdout or stderr)',
+    'of a held run, running or finished, from the absolute byte offset `from` (default 0). Use it to read a',
+    "background service's log, or more of a long run's output than the " +
+      TAIL_BYTES +
+      '-byte tails in its pending results.',
+    'The result has `from` and `to` (offsets of the bytes in `data`), `total_bytes` (produced so far), `kept_from`',
+    '(the oldest byte still held: above 0 only when overflow tail dropped the start) and `finished`. To read',
+    'everything, call again with `from` = the last `to` until `to` = `total_bytes` and `finished` is true; a `from` at or',
+    'past the end returns no data, so you may poll ahead. `data` is UTF-8 text (a chunk may end up to 3 bytes early',
+    'rather than split a character) or base64 (`encoding`) when the bytes are not UTF-8 or start inside a character.',
+    'Errors as for tmux_run_wait: unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
+  ].join(' '),
+  inputSchema: outputInputSchema,
+  outputSchema: outputOutputSchema,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };

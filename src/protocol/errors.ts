@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'denied',
   'approval_timeout',
   'unknown_run',
+  'too_many_background_runs',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -15,3 +15,5 @@ export const DEFAULT_MAX_FRAME = 4 * MAX_OUTPUT_LIMIT;
 export const TAIL_BYTES = 2048;
 /** tmux_run_output returns at most this many bytes per call (its max_bytes default and maximum). */
 export const OUTPUT_CHUNK_BYTES = 65536;
+/** Background runs (tmux_run_start background: true) running at once per pane, at most. */
+export const MAX_BACKGROUND_RUNS = 8;

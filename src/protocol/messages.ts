@@ -30,16 +30,38 @@ export interface HeldRunInfo {
   stdout_bytes: number;
   stderr_bytes: number;
   outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
+  background: boolean;
 }
 
 export type Request =
   | { type: 'ping' }
   | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean; trace?: boolean }
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
-  | { type: 'start'; binding: Binding; token: string; script: string; progress: boolean; wait_ms: number }
+  | {
+      type: 'start';
+      binding: Binding;
+      token: string;
+      script: string;
+      progress: boolean;
+      wait_ms: number;
+      /** stop (the default): a stream over its limit stops the run; tail: its last bytes are kept. */
+      overflow?: Overflow;
+      /** Once spawned, the run gives up the pane's queue (overflow is then tail). */
+      background?: boolean;
+    }
   | { type: 'cancel'; run_id: string; reason?: string }
-  | { type: 'wait' | 'cancel_held'; run_id: string; wait_ms: number; progress: boolean; auth: HeldAuth }
+  | {
+      type: 'wait' | 'cancel_held';
+      run_id: string;
+      wait_ms: number;
+      progress: boolean;
+      auth: HeldAuth;
+      /** cancel_held from the person's `tmux-run stop` (the audit trail and the result say so). */
+      by?: 'person';
+    }
   | { type: 'list'; auth: HeldAuth }
+  /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
+  | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }
   | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string };
 
 export type Reply =
@@ -63,12 +85,15 @@ export type Reply =
       elapsed_ms: number;
       stdout_bytes: number;
       stderr_bytes: number;
+      /** The last whole line of stdout so far (at most 200 characters), when there is one. */
+      last_line?: string;
     }
   /** A wait or cancel found the run it names (sent before the final reply or the pending one). */
   | { type: 'held'; run_id: string; script_digest: string; state: RunState }
   /** The run was not finished when the request's wait_ms passed. */
   | PendingReply
   | { type: 'runs'; runs: HeldRunInfo[] }
+  | OutputReply
   | {
       type: 'done';
       run_id: string;
@@ -76,11 +101,40 @@ export type Reply =
       stdout: Buffer;
       stderr: Buffer;
       duration_ms: number;
+      /** The streams that passed their limit (overflow tail): `stdout`/`stderr` then hold their last bytes. */
+      truncated?: { stdout?: Truncation; stderr?: Truncation };
       /** The helper's stamps (src/protocol/trace.ts), when the request asked for them. */
       trace?: Stamps;
     }
   | ErrorReply
   | { type: 'revoked' };
+
+export type StreamName = 'stdout' | 'stderr';
+
+/** A chunk of one stream of a held run (tmux_run_output), with where the stream stands. */
+export interface OutputReply {
+  type: 'output';
+  run_id: string;
+  state: RunState;
+  stream: StreamName;
+  /** Offsets in the stream: `from` of the first byte in data, `to` just past the last. */
+  from: number;
+  to: number;
+  encoding: 'utf-8' | 'base64';
+  data: string;
+  total_bytes: number;
+  kept_from: number;
+  finished: boolean;
+}
+
+/** What a run does with a stream over its limit. */
+export type Overflow = 'stop' | 'tail';
+
+/** A stream that passed its limit: every byte it produced, and the offset of the first one kept. */
+export interface Truncation {
+  bytes: number;
+  kept_from: number;
+}
 
 /** A stream's last bytes so far (at most TAIL_BYTES), from offset `from` on. */
 export interface StreamTail {

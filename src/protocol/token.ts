@@ -49,7 +49,7 @@ export function tokenMatches(expected: string, presented: unknown): boolean {
 }
 
 /** The operations on held runs (tmux_run_start's runs) that a broker or the CLI may ask a helper for. */
-export type HeldOp = 'wait' | 'cancel_held' | 'list';
+export type HeldOp = 'wait' | 'cancel_held' | 'list' | 'output';
 
 /** What a request about held runs is bound to: one enrollment's generations and a time. */
 export interface HeldAuthFields {
@@ -74,7 +74,7 @@ export function heldText(op: HeldOp, runId: string, a: HeldAuthFields): string {
   ].join('\n');
 }
 
-/** Signs a wait, cancel or list request: 64 hex. */
+/** Signs a wait, cancel, list or output request: 64 hex. */
 export function signHeld(secret: Buffer, op: HeldOp, runId: string, a: HeldAuthFields): string {
   return createHmac('sha256', secret)
     .update(heldText(op, runId, a))

@@ -116,6 +116,35 @@ describe('requests about held runs are authorized like runs', () => {
     });
   });
 
+  it('reads output only when signed for this run, operation and enrollment', async () => {
+    const out = (a: HeldAuth): Request => ({
+      type: 'output',
+      run_id: runId,
+      stream: 'stdout',
+      from: 0,
+      max_bytes: 100,
+      auth: a,
+    });
+    for (const [a2, code] of [
+      [auth(recA, 'output', runId, {}, recB.secret), 'unauthorized'],
+      [auth(recA, 'wait', runId), 'unauthorized'],
+      [auth(recA, 'output', 'e'.repeat(32)), 'unauthorized'],
+      [auth(recA, 'output', runId, { enrollment_generation: 'b'.repeat(32) }), 'stale_generation'],
+      [auth(recA, 'output', runId, { issued_at: Date.now() - 10 * 60_000 }), 'expired'],
+    ] as const) {
+      expect(await exchangeAll(recA.socket, out(a2))).toEqual([
+        expect.objectContaining({ type: 'error', code, ran: false }),
+      ]);
+    }
+    const other = await exchangeAll(recB.socket, out(auth(recB, 'output', runId)));
+    expect(other).toEqual([expect.objectContaining({ type: 'error', code: 'unknown_run' })]);
+    const good = await exchangeAll(recA.socket, out(auth(recA, 'output', runId)));
+    expect(good).toEqual([
+      expect.objectContaining({ type: 'output', run_id: runId, state: 'running', total_bytes: 0, finished: false }),
+    ]);
+    await stillRunning();
+  });
+
   it('a correctly signed cancel stops the run', async () => {
     const r = await exchangeAll(recA.socket, {
       ...heldReq('cancel_held', runId, auth(recA, 'cancel_held', runId)),

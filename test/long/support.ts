@@ -16,6 +16,8 @@ const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 const ajv = new Ajv2020({ allErrors: true, strict: false });
 /** The published contract's output schema of the three long-run tools. */
 export const validateLong = ajv.compile(loadContract('tmux_run_long.output.schema.json'));
+/** The published contract's output schema of tmux_run_output. */
+export const validateOutput = ajv.compile(loadContract('tmux_run_output.output.schema.json'));
 /** tmux_runs has no published schema: the repository's own. */
 export const validateRuns = ajv.compile(
   JSON.parse(readFileSync(join(ROOT, 'schemas', 'tmux_runs.output.schema.json'), 'utf8')) as object,
@@ -62,6 +64,61 @@ export const wait = (client: Client, l: PaneListing, run_id: string, wait_ms?: n
 export const cancel = (client: Client, l: PaneListing, run_id: string, wait_ms?: number) =>
   callLong(client, 'tmux_run_cancel', { target: targetOf(l), run_id, ...(wait_ms === undefined ? {} : { wait_ms }) });
 
+/** tmux_run_output; asserts the result is valid against the contract; returns its structured part. */
+export async function readOutput(
+  client: Client,
+  l: Pick<PaneListing, 'pane_id' | 'generation'>,
+  args: { run_id: string; stream: 'stdout' | 'stderr'; from?: number; max_bytes?: number },
+): Promise<Record<string, any>> {
+  const result = (await client.callTool({
+    name: 'tmux_run_output',
+    arguments: { target: targetOf(l), ...args },
+  })) as CallToolResult;
+  const s = result.structuredContent as Record<string, any>;
+  expect(s, 'tmux_run_output structuredContent').toBeDefined();
+  expect(
+    validateOutput(s) ? [] : validateOutput.errors,
+    `tmux_run_output result valid: ${JSON.stringify(s).slice(0, 400)}`,
+  ).toEqual([]);
+  expect(result.isError === true, 'isError agrees with the variant').toBe(s.ok === false);
+  return s;
+}
+
+/** The bytes of one tmux_run_output chunk. */
+export const chunkBytes = (d: Record<string, any>): Buffer =>
+  Buffer.from(d.data as string, d.encoding === 'base64' ? 'base64' : 'utf8');
+
+/**
+ * Reads a stream with tmux_run_output from offset 0 until the run has finished and every byte was
+ * read, polling while it runs; returns the bytes and every chunk's data.
+ */
+export async function readAll(
+  client: Client,
+  l: Pick<PaneListing, 'pane_id' | 'generation'>,
+  run_id: string,
+  stream: 'stdout' | 'stderr',
+  max_bytes?: number,
+): Promise<{ bytes: Buffer; chunks: Array<Record<string, any>> }> {
+  const parts: Buffer[] = [];
+  const chunks: Array<Record<string, any>> = [];
+  let from = 0;
+  for (let i = 0; i < 2000; i++) {
+    const r = await readOutput(client, l, { run_id, stream, from, ...(max_bytes ? { max_bytes } : {}) });
+    expect(r.ok, JSON.stringify(r).slice(0, 300)).toBe(true);
+    const d = r.data;
+    expect(d.from).toBe(from);
+    const b = chunkBytes(d);
+    expect(b.length).toBe(d.to - d.from);
+    if (d.from < d.total_bytes) expect(b.length, 'never empty while bytes are available').toBeGreaterThan(0);
+    parts.push(b);
+    if (b.length > 0) chunks.push(d);
+    from = d.to;
+    if (d.finished && from === d.total_bytes) return { bytes: Buffer.concat(parts), chunks };
+    if (b.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`run ${run_id}: ${stream} not read to its end`);
+}
+
 /** tmux_runs, its result checked against its schema. */
 export async function heldRuns(client: Client): Promise<Array<Record<string, any>>> {
   const result = (await client.callTool({ name: 'tmux_runs', arguments: {} })) as CallToolResult;
@@ -97,7 +154,7 @@ export async function exchangeAll(socket: string, req: Request, timeoutMs = 10_0
     };
     x.onreply = (r) => {
       got.push(r);
-      if (['done', 'error', 'pending', 'runs'].includes(r.type)) finish();
+      if (['done', 'error', 'pending', 'runs', 'output'].includes(r.type)) finish();
     };
     x.onclose = () => finish();
     x.send(req);

@@ -12,6 +12,7 @@ export const ALL_TOOLS = [
   'tmux_enrolled_panes',
   'tmux_run',
   'tmux_run_cancel',
+  'tmux_run_output',
   'tmux_run_start',
   'tmux_run_wait',
   'tmux_runs',

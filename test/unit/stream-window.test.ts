@@ -2,7 +2,7 @@
 // character, tmux_run_output chunks that end on one, base64 for what is not UTF-8.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { chunkWindow, incompleteEnd, tailWindow, type Window } from '../../helper/stream-window.js';
+import { chunkWindow, incompleteEnd, lastLine, tailWindow, type Window } from '../../helper/stream-window.js';
 
 const bytesOf = (w: Window): Buffer => Buffer.from(w.data, w.encoding === 'base64' ? 'base64' : 'utf8');
 const euro = Buffer.from('€'); // e2 82 ac
@@ -94,5 +94,21 @@ describe('incompleteEnd', () => {
     expect(incompleteEnd(euro.subarray(0, 2))).toBe(2);
     expect(incompleteEnd(Buffer.from('😀').subarray(0, 3))).toBe(3);
     expect(incompleteEnd(Buffer.from([0x41, 0xff]))).toBe(0);
+  });
+});
+
+describe('lastLine', () => {
+  it('is the last whole line, without its newline, cut to 200 characters', () => {
+    expect(lastLine(Buffer.from('a\nb\npartial'))).toBe('b');
+    expect(lastLine(Buffer.from('one\r\n'))).toBe('one');
+    expect(lastLine(Buffer.from('x'.repeat(300) + '\n'))).toBe('x'.repeat(200));
+    expect(lastLine(Buffer.from('€'.repeat(250) + '\n'))).toBe('€'.repeat(200));
+  });
+
+  it('is undefined when no line has ended yet, or the last one is empty', () => {
+    expect(lastLine(Buffer.from('partial'))).toBeUndefined();
+    expect(lastLine(Buffer.from('\n'))).toBeUndefined();
+    expect(lastLine(Buffer.from('a\n\n'))).toBeUndefined();
+    expect(lastLine(Buffer.alloc(0))).toBeUndefined();
   });
 });

@@ -26,7 +26,7 @@ import { BackgroundRuns, runMode } from './background.js';
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'>;
+  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<ShellChannel, 'sandbox'>>;
   audit: AuditLog;
   /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
   journal: Pick<RunJournal, 'note' | 'tryNote'>;
@@ -114,6 +114,7 @@ export class HelperService {
           queued: this.queue.length,
           generation: this.d.record.generation,
           mode: this.d.shell.mode,
+          sandbox: this.d.shell.sandbox ?? 'unknown',
         } satisfies Reply);
         return undefined;
       }

@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'approval_timeout',
   'unknown_run',
   'too_many_background_runs',
+  'sandbox_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

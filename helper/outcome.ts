@@ -103,6 +103,12 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
         };
       case 'spawn_failed':
         break;
+      case 'sandbox_unavailable':
+        return err(
+          'sandbox_unavailable',
+          `the sandbox could not be set up${o.error ? ` (${o.error})` : ''}, so the script was not started; run tmux-run doctor in the pane's shell, or set TMUX_RUN_SANDBOX=off there`,
+          b.run_id,
+        );
     }
     return err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id);
   }

@@ -13,10 +13,20 @@ export interface RunSpec {
   umask: number | undefined;
   stdoutLimit: number;
   stderrLimit: number;
+  /** Run inside a sandbox (helper/sandbox.ts): `file args... /bin/sh -c SCRIPT`, its waiter reporting on fd 3. */
+  wrap?: RunWrap;
+}
+
+/** A command that wraps /bin/sh (bwrap and its waiter), and how its report becomes the completion. */
+export interface RunWrap {
+  file: string;
+  args: string[];
+  /** The completion from what fd 3 carried and the wrapper's own end; undefined: the script never started. */
+  completion: (status: string, code: number | null, signal: number | null) => Completion | undefined;
 }
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
-export type EndReason = 'completed' | 'output_limit_exceeded' | 'cancelled' | 'spawn_failed';
+export type EndReason = 'completed' | 'output_limit_exceeded' | 'cancelled' | 'spawn_failed' | 'sandbox_unavailable';
 
 export interface RunOutcome {
   reason: EndReason;
@@ -48,6 +58,9 @@ export class Run {
   private startedAt = 0;
   private resolve!: (o: RunOutcome) => void;
   private finished = false;
+  /** What a wrapped run's waiter reported, and the wrapper's own end. */
+  private wrapStatus = '';
+  private wrapEnd: { code: number | null; signal: number | null } | undefined;
   /** When /bin/sh exited and when the run ended (output drained), on the trace's clock. */
   exitedAt: number | undefined;
   endedAt: number | undefined;
@@ -62,12 +75,17 @@ export class Run {
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
     let child: ChildProcess;
     try {
-      child = spawn('/bin/sh', ['-c', this.spec.script], {
-        cwd: this.spec.cwd,
-        env: this.spec.env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const wrap = this.spec.wrap;
+      child = spawn(
+        wrap ? wrap.file : '/bin/sh',
+        [...(wrap ? [...wrap.args, '/bin/sh'] : []), '-c', this.spec.script],
+        {
+          cwd: this.spec.cwd,
+          env: this.spec.env,
+          detached: true,
+          stdio: wrap ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+        },
+      );
     } catch (e) {
       this.end('spawn_failed', (e as Error).message);
       return undefined;
@@ -82,6 +100,11 @@ export class Run {
     this.pgid = child.pid;
     child.stdout!.on('data', (c: Buffer) => this.collect('stdout', c));
     child.stderr!.on('data', (c: Buffer) => this.collect('stderr', c));
+    if (this.spec.wrap) {
+      const status = child.stdio[3] as NodeJS.ReadableStream;
+      status.setEncoding('latin1');
+      status.on('data', (c: string) => (this.wrapStatus = (this.wrapStatus + c).slice(0, 64)));
+    }
     let closed = false;
     child.once('close', () => {
       closed = true;
@@ -89,6 +112,7 @@ export class Run {
     });
     child.once('exit', (code, signal) => {
       this.exitedAt = monotonicMs();
+      this.wrapEnd = { code, signal: signal === null ? null : signalNumber(signal) };
       this.completion =
         signal !== null
           ? { state: 'signaled', exit_status: null, signal: signalNumber(signal) }
@@ -125,7 +149,15 @@ export class Run {
     if (this.finished) return;
     this.finished = true;
     this.endedAt = monotonicMs();
-    const final = this.reason ?? reason;
+    let final = this.reason ?? reason;
+    if (this.spec.wrap && this.wrapEnd) {
+      // The script's own end, as the waiter saw it; no start reported: the sandbox was never made.
+      this.completion = this.spec.wrap.completion(this.wrapStatus, this.wrapEnd.code, this.wrapEnd.signal);
+      if (!this.completion && final === 'completed') {
+        final = 'sandbox_unavailable';
+        error = Buffer.concat(this.err).toString('utf8').trim().split('\n')[0]?.slice(0, 300) ?? '';
+      }
+    }
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     // Whatever is left in the group (a `cmd &` holding the pipes) ends with the run.

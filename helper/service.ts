@@ -25,7 +25,7 @@ import { list, waitOrCancel, type HeldContext } from './held-requests.js';
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'>;
+  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<ShellChannel, 'sandbox'>>;
   audit: AuditLog;
   /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
   journal: Pick<RunJournal, 'note' | 'tryNote'>;
@@ -108,6 +108,7 @@ export class HelperService {
           queued: this.queue.length,
           generation: this.d.record.generation,
           mode: this.d.shell.mode,
+          sandbox: this.d.shell.sandbox ?? 'unknown',
         } satisfies Reply);
         return undefined;
       }

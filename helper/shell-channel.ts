@@ -2,18 +2,23 @@
 // Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; in ask mode the shell answers
 // A NONCE SECONDS at once, the helper sends P NONCE DETAILS, and the person's key comes back as
 // K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
-// question. M ask|auto reports the shell's mode at a prompt. N TEXT draws a notice; X revokes.
+// question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
 import { CHANNEL } from '../src/enrollment/layout.js';
 import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields, type RunDetails } from './approval.js';
 import { monotonicMs } from '../src/protocol/trace.js';
+import type { SandboxShown } from './sandbox-policy.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
 
-export type Snapshot = { cwd: string; env: Record<string, string> };
+/**
+ * What the shell reported at dispatch: its cwd and exported environment, and (`shell`) the shell
+ * parameters the sandbox reads, exported or not: sent only when TMUX_RUN_SANDBOX is set and not `off`.
+ */
+export type Snapshot = { cwd: string; env: Record<string, string>; shell?: Record<string, string> };
 /**
  * How a run was let through: `auto` (the shell does not ask), `yes` (the person pressed y),
  * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
@@ -37,17 +42,26 @@ export interface AskOptions {
 
 const APPROVALS: Record<string, Approval | undefined> = { y: 'yes', a: 'always', always: 'remembered' };
 
-/** Parses the snapshot file: NONCE \0 PWD \0 NAME=VALUE \0 ... (pure; exported for tests). */
+/**
+ * Parses the snapshot file: NONCE \0 PWD \0 NAME=VALUE \0 ..., where an entry `:NAME=VALUE` (no
+ * parameter name starts with a colon) is a shell parameter for the sandbox, not an export (pure;
+ * exported for tests).
+ */
 export function parseSnapshot(data: Buffer, nonce: string): Snapshot | undefined {
   const parts = data.toString('utf8').split('\0');
   if (parts[0] !== nonce || parts.length < 2) return undefined;
   const env: Record<string, string> = {};
+  const shell: Record<string, string> = {};
   for (const kv of parts.slice(2)) {
     const eq = kv.indexOf('=');
+    if (kv.startsWith(':')) {
+      if (eq > 1) shell[kv.slice(1, eq)] = kv.slice(eq + 1);
+      continue;
+    }
     if (eq <= 0) continue;
     env[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
-  return { cwd: parts[1] ?? '', env };
+  return { cwd: parts[1] ?? '', env, shell };
 }
 
 export class ShellChannel {
@@ -57,6 +71,8 @@ export class ShellChannel {
   private waiting = new Map<string, (line: string) => void>();
   /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
   mode: ApproveMode = 'unknown';
+  /** TMUX_RUN_SANDBOX as of the shell's last prompt (informational: the shell reports it again at each run). */
+  sandbox: SandboxShown = 'unknown';
   private closed = false;
   /** Called once when the shell's side is gone (EOF or error on the channel). */
   onclose?: () => void;
@@ -94,8 +110,10 @@ export class ShellChannel {
     while ((nl = this.inbuf.indexOf('\n')) >= 0) {
       const line = this.inbuf.slice(0, nl);
       this.inbuf = this.inbuf.slice(nl + 1);
-      if (line === 'M ask' || line === 'M auto') {
-        this.mode = line === 'M ask' ? 'ask' : 'auto';
+      const m = /^M (ask|auto)(?: (off|workspace|workspace\+net|read-only|invalid))?$/.exec(line);
+      if (m) {
+        this.mode = m[1] as 'ask' | 'auto';
+        this.sandbox = (m[2] as SandboxShown | undefined) ?? 'off';
         continue;
       }
       const nonce = line.split(' ')[1] ?? '';

@@ -289,13 +289,21 @@ _tmux_run_answer() {
 }
 
 # _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated) to
-# the snapshot file the helper reads; returns 1 when the file cannot be made.
+# the snapshot file the helper reads; returns 1 when the file cannot be made. When TMUX_RUN_SANDBOX
+# is set and not off, also the parameters the sandbox reads, exported or not, as :NAME=VALUE
+# entries (no parameter name starts with a colon); an array is joined with colons.
 _tmux_run_snapshot() {
   local -a kv
   local n fd
   for n in ${(k)parameters[(R)*export*]}; do
     kv+=("$n=${(P)n}")
   done
+  if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
+    for n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
+        XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR; do
+      (( ${+parameters[$n]} )) && kv+=(":$n=${(j.:.)${(@P)n}}")
+    done
+  fi
   # A new file each time: truncating the last one in place costs ext4 about 0.2 ms a run,
   # removing it a tenth of that. (Anything but a plain file there still fails the open.)
   [[ -f $_tmux_run_base.env && ! -L $_tmux_run_base.env ]] && zf_rm -f -- $_tmux_run_base.env 2>/dev/null
@@ -391,6 +399,16 @@ _tmux_run_approve() {
   more=$(( nlines - $#shown ))
   (( more > 0 )) && { _tmux_run_fit "  ($more more line${${more:#1}:+s} not shown)"; text+=( $REPLY ) }
   [[ -n $note ]] && { _tmux_run_fit "  $note"; text+=( $REPLY ) }
+  # The walls it would run in (TMUX_RUN_SANDBOX, read again when the run starts).
+  local sandbox=${TMUX_RUN_SANDBOX:-off}
+  case $sandbox in
+    (off) _tmux_run_fit "  sandbox: off (TMUX_RUN_SANDBOX: it can touch all you can)" ;;
+    (workspace) _tmux_run_fit "  sandbox: workspace (writes only under $PWD and a private /tmp; no network)" ;;
+    (workspace+net) _tmux_run_fit "  sandbox: workspace+net (writes only under $PWD and a private /tmp; network)" ;;
+    (read-only) _tmux_run_fit "  sandbox: read-only (writes only in a private /tmp; no network)" ;;
+    (*) _tmux_run_fit "  sandbox: TMUX_RUN_SANDBOX=${(V)${sandbox[1,20]}} is not a known value: the run will be refused" ;;
+  esac
+  text+=( $REPLY )
   _tmux_run_fit "Run it? [y]es / [n]o / [a]lways for this script (no answer in $limit s: no)"; text+=( $REPLY )
 
   # Keys that arrived before the question are not answers: keep them for the editor.
@@ -458,11 +476,12 @@ _tmux_run_precmd() {
   [[ -n $_tmux_run_helper_pid ]] || return 0
   if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # The helper shows the mode in listings; the shell itself decides at each run.
-    local mode=auto
+    local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}
     [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]] && mode=ask
-    if [[ $mode != $_tmux_run_mode_sent ]]; then
-      print -rn -u $_tmux_run_rsp_fd -- "M $mode"$'\n'
-      _tmux_run_mode_sent=$mode
+    [[ $sandbox == (off|workspace|workspace+net|read-only) ]] || sandbox=invalid
+    if [[ "$mode $sandbox" != $_tmux_run_mode_sent ]]; then
+      print -rn -u $_tmux_run_rsp_fd -- "M $mode $sandbox"$'\n'
+      _tmux_run_mode_sent="$mode $sandbox"
     fi
     return 0
   fi

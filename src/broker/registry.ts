@@ -30,6 +30,8 @@ export interface PaneListing {
   state: 'idle' | 'busy' | 'running' | 'awaiting_approval';
   /** TMUX_RUN_APPROVE as of the shell's last prompt. */
   mode: 'ask' | 'auto' | 'unknown';
+  /** TMUX_RUN_SANDBOX as of the shell's last prompt. */
+  sandbox: 'off' | 'workspace' | 'workspace+net' | 'read-only' | 'invalid' | 'unknown';
   queued: number;
   enrolled_at: string;
   tmux_socket: string;
@@ -198,6 +200,7 @@ export async function listEnrolled(
       helper_pid: rec.helper_pid,
       state: pong.state,
       mode: pong.mode,
+      sandbox: pong.sandbox ?? 'unknown',
       queued: pong.queued,
       enrolled_at: rec.enrolled_at,
       tmux_socket: rec.tmux_socket,

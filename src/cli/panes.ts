@@ -42,7 +42,7 @@ Options:
       return 0;
     }
     const rows: Cell[][] = [
-      ['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'MODE', 'SHELL PID', 'CWD', 'ENROLLED'],
+      ['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'MODE', 'SANDBOX', 'SHELL PID', 'CWD', 'ENROLLED'],
     ];
     for (const p of list) {
       rows.push([
@@ -52,6 +52,7 @@ Options:
         `${p.window}:${p.window_name}`,
         { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
         p.mode === 'unknown' ? '?' : p.mode,
+        p.sandbox === 'unknown' ? '?' : p.sandbox,
         String(p.shell_pid),
         p.cwd ?? '?',
         p.enrolled_at.replace(/\.\d+Z$/, 'Z'),

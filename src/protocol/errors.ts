@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'denied',
   'approval_timeout',
   'unknown_run',
+  'sandbox_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -53,6 +53,8 @@ export type Reply =
       generation: string;
       /** TMUX_RUN_APPROVE as of the shell's last prompt (`unknown` before its first one). */
       mode: 'ask' | 'auto' | 'unknown';
+      /** TMUX_RUN_SANDBOX as of the shell's last prompt (`invalid`: a value that refuses every run). */
+      sandbox?: 'off' | 'workspace' | 'workspace+net' | 'read-only' | 'invalid' | 'unknown';
     }
   | { type: 'queued'; run_id: string; position: number }
   | { type: 'started'; run_id: string; pgid: number }

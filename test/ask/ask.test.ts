@@ -68,7 +68,8 @@ describe('ask mode: the person approves each run in their pane', () => {
     expect(lines[2]).toBe(`  | ${script}`);
     // Control characters in the script are shown escaped, never acted on.
     expect(lines[3]).toBe("  | printf 'tab\\there\\033[31m red'");
-    expect(lines[4]).toBe(`Run it? ${QUESTION} for this script (no answer in 120 s: no)`);
+    expect(lines[4]).toBe('  sandbox: off (TMUX_RUN_SANDBOX: it can touch all you can)');
+    expect(lines[5]).toBe(`Run it? ${QUESTION} for this script (no answer in 120 s: no)`);
     await press(pane, 'y');
     const r = await call;
     expect(r.isError, JSON.stringify(r.structured)).toBe(false);

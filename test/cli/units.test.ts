@@ -165,6 +165,7 @@ describe('revoke: choosing the enrollment', () => {
     helper_pid: 2,
     state: 'idle',
     mode: 'auto',
+    sandbox: 'off',
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
     tmux_socket: socket,

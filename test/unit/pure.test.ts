@@ -123,7 +123,7 @@ describe('/proc/PID/stat parsing', () => {
 describe('shell snapshots', () => {
   it('parses nonce, cwd and NAME=VALUE pairs, values with = and newlines included', () => {
     const snap = parseSnapshot(Buffer.from('n1\0/tmp/a b\0FOO=bar=baz\0ML=a\nb\0EMPTY=\0bogus'), 'n1');
-    expect(snap).toEqual({ cwd: '/tmp/a b', env: { FOO: 'bar=baz', ML: 'a\nb', EMPTY: '' } });
+    expect(snap).toEqual({ cwd: '/tmp/a b', env: { FOO: 'bar=baz', ML: 'a\nb', EMPTY: '' }, shell: {} });
   });
   it('refuses a snapshot written for another request', () => {
     expect(parseSnapshot(Buffer.from('old\0/tmp\0A=1'), 'new')).toBeUndefined();

@@ -1,0 +1,147 @@
+// The facts a sandbox plan needs, gathered at dispatch (the impure step before the pure
+// sandboxArgs): each path's real path and kind, and the git repositories in the writable trees —
+// the cwd's own (found upwards) and every one below them (a bounded search, see REPO_SEARCH).
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  planPaths,
+  within,
+  type EntryKind,
+  type GitRepo,
+  type PathFact,
+  type SandboxFacts,
+  type SandboxPlan,
+} from './sandbox-policy.js';
+
+/**
+ * The search for repositories below a writable tree: breadth first, symlinks never followed,
+ * `.git` never entered, the directories named in `skip` (package stores and caches, where nobody
+ * commits) never entered; after `maxDirs` directories read it gives up and the run is refused
+ * (a repository it did not see could not be locked).
+ */
+export const REPO_SEARCH = {
+  maxDirs: 20000,
+  skip: new Set(['node_modules', '.venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache', '.cache']),
+};
+
+/** The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its kind. */
+export function pathFact(p: string): PathFact {
+  try {
+    const real = realpathSync(p);
+    let kind: PathFact['kind'] = 'missing';
+    try {
+      kind = statSync(real).isDirectory() ? 'dir' : 'file';
+    } catch {
+      // gone in between
+    }
+    return { real, kind };
+  } catch {
+    const parent = dirname(p);
+    if (parent === p) return { real: p, kind: 'missing' };
+    return { real: join(pathFact(parent).real, basename(p)), kind: 'missing' };
+  }
+}
+
+function entryKind(p: string): EntryKind {
+  try {
+    const st = lstatSync(p);
+    return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** What a gitlink file (`gitdir: PATH`) points at, resolved; undefined when it says nothing usable. */
+function gitlinkTarget(file: string): string | undefined {
+  try {
+    const m = /^gitdir: *(.+?)\s*$/m.exec(readFileSync(file, 'utf8').slice(0, 4096));
+    return m?.[1] ? pathFact(resolve(dirname(file), m[1])).real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+class RepoSet {
+  readonly dirs = new Set<string>();
+  readonly links: { path: string; symlink: boolean }[] = [];
+
+  /** A `.git` entry found at `p` (real path of its directory plus `.git`). */
+  entry(p: string, kind: EntryKind): void {
+    if (kind === 'dir') this.dirs.add(p);
+    else if (kind === 'file') {
+      this.links.push({ path: p, symlink: false });
+      const target = gitlinkTarget(p);
+      if (target) this.dirs.add(target);
+    } else if (kind === 'link') {
+      this.links.push({ path: p, symlink: true });
+      const target = pathFact(p);
+      if (target.kind === 'dir') this.dirs.add(target.real);
+    }
+  }
+}
+
+/** Breadth-first search of `root` for `.git` entries; returns false when it gave up. */
+function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: { left: number }): boolean {
+  const queue = [root];
+  while (queue.length > 0) {
+    const dir = queue.shift()!;
+    if (visited.has(dir)) continue;
+    visited.add(dir);
+    if (--budget.left < 0) return false;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue; // unreadable: the run cannot write there either
+    }
+    for (const e of entries) {
+      const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
+      if (e.name === '.git') repos.entry(p, e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'dir' : 'file');
+      else if (e.isDirectory() && !REPO_SEARCH.skip.has(e.name)) queue.push(p);
+    }
+  }
+  return true;
+}
+
+/** Gathers the facts for `plan`: resolves its paths, finds the repositories its writable trees hold. */
+export function gatherFacts(plan: SandboxPlan, maxDirs = REPO_SEARCH.maxDirs): SandboxFacts {
+  const paths = new Map<string, PathFact>();
+  for (const p of planPaths(plan)) paths.set(p, pathFact(p));
+  const repos = new RepoSet();
+  // The cwd's own repository, found upwards (also when the cwd is inside a .git directory).
+  const cwd = paths.get(plan.cwd)?.real ?? plan.cwd;
+  for (let d = cwd; ; d = dirname(d)) {
+    if (basename(d) === '.git') repos.entry(d, 'dir');
+    const k = entryKind(join(d, '.git'));
+    if (k !== 'missing') {
+      repos.entry(join(d, '.git'), k);
+      break;
+    }
+    if (d === dirname(d)) break;
+  }
+  for (const g of plan.gitDirs) {
+    const f = pathFact(g);
+    if (f.kind === 'dir') repos.dirs.add(f.real);
+  }
+  const budget = { left: maxDirs };
+  const visited = new Set<string>();
+  let gaveUp: number | undefined;
+  const roots = plan.writable
+    .map((w) => paths.get(w.path))
+    .filter((f): f is PathFact => f !== undefined && f.kind === 'dir');
+  for (const r of roots) {
+    if (!searchTree(r.real, repos, visited, budget)) {
+      gaveUp = maxDirs;
+      break;
+    }
+  }
+  const found: GitRepo[] = [...repos.dirs]
+    .filter((d) => roots.some((r) => within(d, r.real)))
+    .map((dir) => ({ dir, hooks: entryKind(`${dir}/hooks`), config: entryKind(`${dir}/config`) }));
+  return {
+    paths,
+    repos: found,
+    gitLinks: repos.links,
+    ...(gaveUp !== undefined ? { searchGaveUp: gaveUp } : {}),
+  };
+}

@@ -1,0 +1,324 @@
+// The sandbox's walls as data (pure): from what the shell reported at the run (TMUX_RUN_SANDBOX,
+// its lists, HOME and friends) and the facts gathered at dispatch (helper/sandbox-facts.ts) to
+// either a refusal that says what to do or bwrap's argument list. DESIGN "Walls around a run".
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { processWalls } from '../src/os/bwrap.js';
+
+/** The values TMUX_RUN_SANDBOX takes; anything else refuses every run. */
+export const SANDBOX_VALUES = ['off', 'workspace', 'workspace+net', 'read-only'] as const;
+export type SandboxValue = (typeof SANDBOX_VALUES)[number];
+/** What listings show for a pane: its value, `invalid` for anything else, `unknown` before its first prompt. */
+export type SandboxShown = SandboxValue | 'invalid' | 'unknown';
+
+/** Hidden by default under each home directory (TMUX_RUN_SANDBOX_HIDE replaces the list). */
+export const DEFAULT_HIDDEN = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.config/gcloud',
+  '.azure',
+  '.kube',
+  '.docker',
+  '.netrc',
+  '.config/gh',
+  '.password-store',
+  '.local/share/keyrings',
+] as const;
+
+/** The shell parameters the snapshot carries for the sandbox (`:NAME=value` entries), by name. */
+export type ShellParams = Readonly<Record<string, string | undefined>>;
+
+/** What the helper itself knows: its registry directory, the tmux socket of its record, the audit trail. */
+export interface OwnFacts {
+  registryDir: string;
+  tmuxSocket: string;
+  auditPath: string;
+  /** The user's home directory as the password database has it. */
+  userHome: string;
+  uid: number;
+}
+
+export interface SandboxPlan {
+  value: Exclude<SandboxValue, 'off'>;
+  net: boolean;
+  cwd: string;
+  /** Writable trees: the cwd's (workspace) and TMUX_RUN_SANDBOX_WRITE's, as given. */
+  writable: { path: string; from: 'cwd' | 'write' }[];
+  hidden: string[];
+  readOnly: string[];
+  /** Home directories and $ZDOTDIR: no writable tree may be or hold one. */
+  homes: string[];
+  /** Git directories named outside the tree ($GIT_DIR), protected like the ones found. */
+  gitDirs: string[];
+}
+
+export type Refusal = { ok: false; message: string };
+
+/** A path as found at dispatch: its real path (symlinks resolved; for a missing one, its parent's) and kind. */
+export interface PathFact {
+  real: string;
+  kind: 'dir' | 'file' | 'missing';
+}
+/** An entry of a git directory as lstat sees it (a symlink is not followed). */
+export type EntryKind = 'dir' | 'file' | 'link' | 'missing';
+/** A git directory found at dispatch (real path), with its hooks and config. */
+export interface GitRepo {
+  dir: string;
+  hooks: EntryKind;
+  config: EntryKind;
+}
+export interface SandboxFacts {
+  paths: ReadonlyMap<string, PathFact>;
+  repos: readonly GitRepo[];
+  /** `.git` files (gitlinks: worktrees, submodules) and `.git` symlinks found, by real path of the entry. */
+  gitLinks: readonly { path: string; symlink: boolean }[];
+  /** Set when the search for repositories gave up (how many directories it read). */
+  searchGaveUp?: number;
+}
+
+/** `p` is `root` or lies under it. */
+export const within = (p: string, root: string): boolean =>
+  p === root || p.startsWith(root.endsWith('/') ? root : root + '/');
+
+/** TMUX_RUN_SANDBOX as listings show it (pure). */
+export function shownValue(raw: string | undefined): SandboxShown {
+  if (raw === undefined || raw === '') return 'off';
+  return (SANDBOX_VALUES as readonly string[]).includes(raw) ? (raw as SandboxValue) : 'invalid';
+}
+
+/** A colon-separated list (zsh arrays arrive joined by colons); undefined when the parameter is unset. */
+function pathList(name: string, raw: string | undefined): string[] | Refusal | undefined {
+  if (raw === undefined) return undefined;
+  const list = raw.split(':').filter((p) => p !== '');
+  const bad = list.find((p) => !isAbsolute(p));
+  if (bad !== undefined) {
+    return {
+      ok: false,
+      message: `${name} holds ${JSON.stringify(bad)}, which is not an absolute path; use absolute paths only`,
+    };
+  }
+  return list.map((p) => resolve(p));
+}
+
+const isRefusal = (x: unknown): x is Refusal =>
+  typeof x === 'object' && x !== null && (x as { ok?: unknown }).ok === false;
+
+/** The paths of the sockets a D-Bus address names (`unix:path=...`; abstract ones need the network namespace). */
+export function dbusSockets(address: string | undefined): string[] {
+  if (!address) return [];
+  return address
+    .split(';')
+    .map((a) => /^unix:(?:.*,)?path=([^,]+)/.exec(a)?.[1])
+    .filter((p): p is string => p !== undefined && isAbsolute(p))
+    .map((p) => p.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))));
+}
+
+/**
+ * The plan for a run (pure): which trees are writable, which paths hidden or read-only, which may
+ * never be writable; a refusal for an unknown value or a relative path in a list. `value` is the
+ * shell's TMUX_RUN_SANDBOX, not empty and not `off`.
+ */
+export function planSandbox(
+  shell: ShellParams,
+  cwd: string,
+  env: Readonly<Record<string, string>>,
+  own: OwnFacts,
+): { ok: true; plan: SandboxPlan } | Refusal {
+  const value = shell.TMUX_RUN_SANDBOX ?? '';
+  if (value === 'off' || value === '' || shownValue(value) === 'invalid') {
+    return {
+      ok: false,
+      message: `TMUX_RUN_SANDBOX=${JSON.stringify(value.slice(0, 40))} is not a sandbox tmux-run knows; set it to workspace, workspace+net, read-only or off in the pane's shell`,
+    };
+  }
+  const write = pathList('TMUX_RUN_SANDBOX_WRITE', shell.TMUX_RUN_SANDBOX_WRITE);
+  if (isRefusal(write)) return write;
+  const hide = pathList('TMUX_RUN_SANDBOX_HIDE', shell.TMUX_RUN_SANDBOX_HIDE);
+  if (isRefusal(hide)) return hide;
+  const sh = (name: string): string | undefined => {
+    const v = shell[name] ?? env[name];
+    return v !== undefined && v !== '' ? v : undefined;
+  };
+  const abs = (p: string | undefined): p is string => p !== undefined && isAbsolute(p);
+  const homes = [...new Set([sh('HOME'), own.userHome].filter(abs))];
+  const zdotdir = sh('ZDOTDIR');
+  const tmuxEnv = sh('TMUX')?.split(',')[0];
+  const hidden = [
+    own.registryDir,
+    own.tmuxSocket,
+    tmuxEnv,
+    `${sh('TMUX_TMPDIR') ?? '/tmp'}/tmux-${own.uid}`,
+    sh('XDG_RUNTIME_DIR'),
+    `/run/user/${own.uid}`,
+    sh('SSH_AUTH_SOCK'),
+    ...dbusSockets(sh('DBUS_SESSION_BUS_ADDRESS')),
+    ...(hide ?? homes.flatMap((h) => DEFAULT_HIDDEN.map((s) => `${h}/${s}`))),
+  ].filter(abs);
+  const xdgConfig = sh('XDG_CONFIG_HOME');
+  const readOnly = [
+    own.auditPath,
+    ...homes.map((h) => `${h}/.gitconfig`),
+    ...(abs(xdgConfig) ? [`${xdgConfig}/git/config`] : homes.map((h) => `${h}/.config/git/config`)),
+    env.GIT_CONFIG_GLOBAL,
+  ].filter(abs);
+  const gitDir = env.GIT_DIR;
+  const value2 = value as SandboxPlan['value'];
+  return {
+    ok: true,
+    plan: {
+      value: value2,
+      net: value2 === 'workspace+net',
+      cwd,
+      writable: [
+        ...(value2 === 'read-only' ? [] : [{ path: cwd, from: 'cwd' as const }]),
+        ...(write ?? []).map((path) => ({ path, from: 'write' as const })),
+      ],
+      hidden: [...new Set(hidden.map((p) => resolve(p)))],
+      readOnly: [...new Set(readOnly.map((p) => resolve(p)))],
+      homes: [...homes, ...(abs(zdotdir) ? [zdotdir] : [])],
+      gitDirs: gitDir ? [resolve(cwd, gitDir)] : [],
+    },
+  };
+}
+
+/** Every path of the plan the facts must resolve (pure). */
+export function planPaths(plan: SandboxPlan): string[] {
+  return [...new Set([plan.cwd, ...plan.writable.map((w) => w.path), ...plan.hidden, ...plan.readOnly, ...plan.homes])];
+}
+
+/** The directories strictly below `root` down to and including `dir` (pure). */
+export function dirsBetween(root: string, dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; d !== root && within(d, root) && d !== dirname(d); d = dirname(d)) out.unshift(d);
+  return out;
+}
+
+const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || a.localeCompare(b);
+
+/** Why a writable tree may not be used, or undefined (pure). */
+function writableRefusal(
+  plan: SandboxPlan,
+  w: SandboxPlan['writable'][number],
+  root: string,
+  fact: (p: string) => PathFact,
+): string | undefined {
+  const what =
+    w.from === 'cwd'
+      ? `TMUX_RUN_SANDBOX=${plan.value} would let the run write its current directory ${root}`
+      : `TMUX_RUN_SANDBOX_WRITE names ${w.path}${w.path !== root ? ` (${root})` : ''}`;
+  const fix =
+    w.from === 'cwd' ? 'cd into a project directory, or use TMUX_RUN_SANDBOX=read-only' : 'remove it from the list';
+  for (const h of plan.homes) {
+    const real = fact(h).real;
+    if (within(real, root)) {
+      return `${what}, which is or holds ${h === real ? h : `${h} (${real})`}, a home directory or $ZDOTDIR (the shell's start-up files live there); ${fix}`;
+    }
+  }
+  for (const [list, kind] of [
+    [plan.hidden, 'hidden'],
+    [plan.readOnly, 'read-only'],
+  ] as const) {
+    for (const p of list) {
+      const real = fact(p).real;
+      if (within(real, root) || within(root, real)) {
+        return `${what}, which ${within(real, root) ? 'is or holds' : 'lies inside'} the ${kind} path ${p}; ${fix}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * bwrap's arguments for the plan, up to (not including) `--` and the command (pure). In order:
+ * the read-only root, /dev, /proc, a private /tmp; the writable trees; the directories pinned on
+ * themselves from each writable tree down to every git directory found in it (a mount point cannot
+ * be renamed or removed, so a parent cannot be moved away); the hidden paths (a directory gets an
+ * empty read-only tmpfs, anything else /dev/null); the read-only paths; each repository's hooks
+ * and config read-only (a missing hooks directory is made empty and read-only, a missing config an
+ * empty read-only file, both in the real tree as bwrap's mount points); then the namespaces.
+ */
+export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true; args: string[] } | Refusal {
+  const fact = (p: string): PathFact => facts.paths.get(p) ?? { real: p, kind: 'missing' };
+  if (facts.searchGaveUp !== undefined) {
+    return {
+      ok: false,
+      message: `the writable tree is too big to search for git repositories (more than ${facts.searchGaveUp} directories) and their hooks could not be locked; cd into a smaller project directory, or use TMUX_RUN_SANDBOX=read-only`,
+    };
+  }
+  const roots: string[] = [];
+  for (const w of plan.writable) {
+    const f = fact(w.path);
+    if (f.kind === 'missing') continue; // a missing TMUX_RUN_SANDBOX_WRITE path grants nothing
+    const why = writableRefusal(plan, w, f.real, fact);
+    if (why) return { ok: false, message: why };
+    roots.push(f.real);
+  }
+  const rootOf = (p: string): string | undefined =>
+    roots.filter((r) => within(p, r)).sort((a, b) => b.length - a.length)[0];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  const writable = [...new Set(roots)].sort(byDepth);
+  for (const r of writable) args.push('--bind', r, r);
+  const cwd = fact(plan.cwd).real;
+  if (within(cwd, '/tmp') && rootOf(cwd) === undefined) args.push('--ro-bind', cwd, cwd);
+
+  const pins = new Set<string>();
+  const locks: string[][] = [];
+  for (const link of facts.gitLinks) {
+    const root = rootOf(link.path);
+    if (root === undefined) continue;
+    if (link.symlink) {
+      return {
+        ok: false,
+        message: `${link.path} is a symlink inside the writable tree and could be replaced; tmux-run cannot lock it (make it a directory or a gitlink file, or use TMUX_RUN_SANDBOX=read-only)`,
+      };
+    }
+    for (const d of dirsBetween(root, dirname(link.path))) pins.add(d);
+    locks.push(['--ro-bind', link.path, link.path]);
+  }
+  for (const repo of facts.repos) {
+    const root = rootOf(repo.dir);
+    if (root === undefined) continue; // outside every writable tree: read-only already
+    for (const [entry, kind] of [
+      ['hooks', repo.hooks],
+      ['config', repo.config],
+    ] as const) {
+      const p = `${repo.dir}/${entry}`;
+      if (kind === 'link') {
+        return {
+          ok: false,
+          message: `${p} is a symlink inside the writable tree and could be replaced; tmux-run cannot lock it (replace it by what it points to, or use TMUX_RUN_SANDBOX=read-only)`,
+        };
+      }
+      if (kind === 'missing' && entry === 'hooks') locks.push(['--tmpfs', p, '--remount-ro', p]);
+      else if (kind === 'missing') locks.push(['--ro-bind', '/dev/null', p]);
+      else locks.push(['--ro-bind', p, p]);
+    }
+    for (const d of dirsBetween(root, repo.dir)) pins.add(d);
+  }
+  for (const d of [...pins].sort(byDepth)) args.push('--bind', d, d);
+
+  const hiddenDirs: string[] = [];
+  const hidden = [...new Set(plan.hidden.map(fact).filter((f) => f.kind !== 'missing'))].sort((a, b) =>
+    byDepth(a.real, b.real),
+  );
+  const seen = new Set<string>();
+  for (const f of hidden) {
+    // Under /tmp it is not there at all (the private /tmp); inside a hidden directory, hidden already.
+    if (seen.has(f.real) || within(f.real, '/tmp') || hiddenDirs.some((d) => within(f.real, d))) continue;
+    seen.add(f.real);
+    if (f.kind === 'dir') {
+      hiddenDirs.push(f.real);
+      args.push('--tmpfs', f.real, '--remount-ro', f.real);
+    } else args.push('--ro-bind', '/dev/null', f.real);
+  }
+  for (const p of plan.readOnly) {
+    const f = fact(p);
+    if (f.kind === 'missing' || within(f.real, '/tmp') || hiddenDirs.some((d) => within(f.real, d))) continue;
+    if (seen.has(f.real)) continue;
+    seen.add(f.real);
+    args.push('--ro-bind', f.real, f.real);
+  }
+  for (const l of locks) args.push(...l);
+  args.push(...processWalls(plan.net), '--chdir', cwd);
+  return { ok: true, args };
+}

@@ -1,0 +1,136 @@
+// bubblewrap (`bwrap`), the wall around a sandboxed run: where it is, the waiter that runs inside
+// it to report the script's real exit status or signal, and a probe that says whether it can make
+// a sandbox here. Used by the helper (loaded only when a sandboxed run comes) and `tmux-run doctor`.
+import { spawn } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+
+/** Where bwrap is looked for (never the person's PATH, which a project's tooling can change). */
+export const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'] as const;
+/** The waiter's interpreter: Debian's essential perl-base. */
+export const PERL = '/usr/bin/perl';
+/** The descriptor the waiter reports on, inside the sandbox (the script never inherits it). */
+export const STATUS_FD = 3;
+
+/**
+ * The waiter (perl -e): in the sandbox, forks the script in its own process group (as a plain run's
+ * /bin/sh is), waits for it, and writes `S` once the fork worked and `W STATUS\n` with the raw
+ * wait status on descriptor 3, which it marks close-on-exec first; then exits as the script did.
+ * bwrap alone reports a signal as 128+N, which an `exit 143` cannot be told from.
+ */
+export const WAITER =
+  'open(my $s, ">&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125; my $p = fork; exit 125 unless defined $p;' +
+  ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
+  ' syswrite($s, "S"); waitpid($p, 0); my $w = $?; syswrite($s, "W $w\\n");' +
+  ' exit(($w & 127) ? 128 + ($w & 127) : ($w >> 8));';
+
+/** What the waiter reported: whether the script was started, and its raw wait status when it ended. */
+export interface WaiterReport {
+  started: boolean;
+  status?: number;
+}
+
+/** Parses what the waiter wrote on its descriptor (pure). */
+export function parseWaiter(data: string): WaiterReport {
+  if (!data.startsWith('S')) return { started: false };
+  const m = /^SW (\d{1,10})\n/.exec(data);
+  return m ? { started: true, status: Number(m[1]) } : { started: true };
+}
+
+/** A raw wait status as the run's completion (pure). */
+export function completionOfStatus(
+  status: number,
+): { state: 'exited'; exit_status: number; signal: null } | { state: 'signaled'; exit_status: null; signal: number } {
+  const sig = status & 0x7f;
+  return sig !== 0
+    ? { state: 'signaled', exit_status: null, signal: sig }
+    : { state: 'exited', exit_status: (status >> 8) & 0xff, signal: null };
+}
+
+function executable(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * bwrap's path: TMUX_RUN_BWRAP in the helper's own environment (the person's, set before
+ * enrolling; absolute) when set, else the first executable of BWRAP_PATHS; undefined when none is.
+ */
+export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const chosen = env.TMUX_RUN_BWRAP;
+  if (chosen !== undefined && chosen !== '') return isAbsolute(chosen) && executable(chosen) ? chosen : undefined;
+  return BWRAP_PATHS.find(executable);
+}
+
+/** The namespace and process arguments every sandbox gets (the mounts come before them). */
+export function processWalls(net: boolean): string[] {
+  return [
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(net ? [] : ['--unshare-net']),
+    '--die-with-parent',
+    '--new-session',
+  ];
+}
+
+export type ProbeResult = { ok: true; bwrap: string } | { ok: false; reason: string; missing?: boolean };
+
+/** Why the sandbox cannot be used, said so the person knows what to do. */
+export const MISSING_BWRAP = `bwrap (bubblewrap) was not found in ${BWRAP_PATHS.join(', ')}; install it (apt-get install bubblewrap) or set TMUX_RUN_SANDBOX=off`;
+
+/**
+ * Makes one sandbox with the walls every run gets (read-only root, private /tmp, own pid, ipc,
+ * uts and network namespaces) and runs /bin/true under the waiter in it; ok when the waiter
+ * reported exit 0. Fails with bwrap's own words (user namespaces refused, no perl...).
+ */
+export async function probeBwrap(env: NodeJS.ProcessEnv = process.env, timeoutMs = 5000): Promise<ProbeResult> {
+  const bwrap = findBwrap(env);
+  if (bwrap === undefined) {
+    return env.TMUX_RUN_BWRAP
+      ? { ok: false, missing: true, reason: `TMUX_RUN_BWRAP=${env.TMUX_RUN_BWRAP} is not an executable file` }
+      : { ok: false, missing: true, reason: MISSING_BWRAP };
+  }
+  if (!executable(PERL)) {
+    return { ok: false, reason: `${PERL} (Debian's perl-base) is missing; it reports a sandboxed run's exit status` };
+  }
+  const args = [
+    ...['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'],
+    ...processWalls(false),
+    '--',
+    PERL,
+    '-e',
+    WAITER,
+    '/bin/true',
+  ];
+  return new Promise<ProbeResult>((resolve) => {
+    let status = '';
+    let stderr = '';
+    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(0, 2000)));
+    (child.stdio[STATUS_FD] as NodeJS.ReadableStream).setEncoding('utf8');
+    (child.stdio[STATUS_FD] as NodeJS.ReadableStream).on('data', (c: string) => (status = (status + c).slice(0, 100)));
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      resolve({ ok: false, reason: `${bwrap} could not be started: ${e.message}` });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      const report = parseWaiter(status);
+      if (report.status === 0) return resolve({ ok: true, bwrap });
+      const said = stderr.trim().split('\n')[0] ?? '';
+      const how = signal ? `was killed by ${signal}` : `exited ${code}`;
+      resolve({
+        ok: false,
+        reason: `${bwrap} cannot make a sandbox here (it ${how}${said ? `: ${said}` : ''}); user namespaces may be refused (sysctl kernel.unprivileged_userns_clone, or AppArmor's kernel.apparmor_restrict_unprivileged_userns)`,
+      });
+    });
+  });
+}

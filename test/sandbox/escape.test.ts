@@ -26,6 +26,7 @@ import {
   fresh,
   listen,
   type Listener,
+  observed,
   processesWith,
   startRun,
   ran,
@@ -65,6 +66,15 @@ function gitInit(server: TmuxServer, dir: string): void {
   execFileSync('git', ['init', '-q', dir], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: server.home, GIT_CONFIG_NOSYSTEM: '1' },
   });
+}
+
+/** `ps` lines (pid, parent, group, session, state, argv cut short) of the given processes. */
+function psOf(pids: number[]): string {
+  const text = execFileSync('ps', ['-o', 'pid,ppid,pgid,sid,stat,args', '-p', pids.join(',')], { encoding: 'utf8' });
+  return text
+    .split('\n')
+    .map((l) => l.slice(0, 160))
+    .join('\n');
 }
 
 /** Every file under dir (recursively, not following symlinks), as paths relative to dir. */
@@ -115,6 +125,7 @@ describe('sandbox: writes', () => {
 
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
     for (const t of targets) expect(existsSync(t), `workspace: ${t} must not exist`).toBe(false);
     expect(d.stdout.data).toMatch(/^w0 [1-9]/m);
     expect(d.stdout.data).toContain('inside 0');
@@ -166,6 +177,7 @@ describe('sandbox: writes', () => {
         ].join('\n'),
       ),
     );
+    observed(expect.getState().currentTestName ?? '', d);
     expect([textOf(zshrc), textOf(zshenv)]).toEqual(before);
     expect(existsSync(newFile)).toBe(false);
     expect(existsSync(`${zshrc}.away`)).toBe(false);
@@ -195,6 +207,7 @@ describe('sandbox: git hooks and config in the workspace', () => {
     gitInit(server, repo);
     await fx().sandbox('workspace', repo);
     const d = ran(await fx().run(`${attackHere}\necho built > out.txt; echo "build $?"`));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(plantedIn(repo)).toEqual([]);
     expect(d.stdout.data).toContain('build 0');
     expect(textOf(join(repo, 'out.txt'))).toBe('built\n');
@@ -253,6 +266,7 @@ printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' > .git/config; echo "config $?
     const before = filesUnder(proj);
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(attack));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(plantedIn(proj), `after:\n${out(d)}`).toEqual([]);
     // Whatever the mv did inside, the person's repository is where it was, as it was.
     expect(filesUnder(proj)).toEqual(before);
@@ -298,6 +312,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
 
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(out(d)).not.toContain(secretLine);
     for (const [, text] of others) expect(out(d)).not.toContain(text);
     expect(out(d)).not.toContain('RUNTIME-SECRET');
@@ -326,6 +341,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
         ].join('\n'),
       ),
     );
+    observed(expect.getState().currentTestName ?? '', d);
     expect(d.stdout.data).not.toContain('reached');
     expect(d.stdout.data).toMatch(/^send [1-9]/m);
     expect(d.stdout.data).toMatch(/^send-env [1-9]/m);
@@ -352,6 +368,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
 
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(d.stdout.data).not.toContain(listing.enrollment_generation);
     expect(d.stdout.data).not.toContain('CONNECTED');
     expect(d.stdout.data).toMatch(/REFUSED/);
@@ -376,6 +393,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
     await fx().sandbox('workspace', proj);
     const seen = [agent.connections, bus.connections];
     const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(d.stdout.data).not.toContain('CONNECTED');
     expect([agent.connections, bus.connections]).toEqual(seen);
   });
@@ -396,6 +414,7 @@ describe('sandbox: network', () => {
 
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(d.stdout.data).toMatch(/^REFUSED \S+\nREFUSED \S+\n$/);
     expect([tcp.connections, abstract.connections]).toEqual([1, 1]);
 
@@ -427,6 +446,7 @@ describe('sandbox: processes', () => {
         ].join('\n'),
       ),
     );
+    observed(expect.getState().currentTestName ?? '', d);
     for (const p of [shellPid, helperPid, tmuxPid]) expect(d.stdout.data).toMatch(new RegExp(`^kill0 ${p} [1-9]`, 'm'));
     expect(d.stdout.data).toMatch(/^term [1-9]/m);
     expect(d.stdout.data).toMatch(/^proc [1-9]/m);
@@ -487,9 +507,10 @@ describe('sandbox: processes', () => {
         10_000,
         'the sandboxed run to end with its helper',
       ).catch((e: Error) => {
-        const left = [detached, inGroup].flatMap((d) => processesWith(`sleep ${d}`));
+        const left = [...new Set([detached, inGroup].flatMap((d) => processesWith(`sleep ${d}`)))];
+        const ps = left.length === 0 ? '' : psOf(left);
         for (const pid of left) killHard(pid);
-        throw new Error(`${e.message}; still running: ${left.join(' ')}`);
+        throw new Error(`${e.message}; still running:\n${ps}`);
       });
     } finally {
       await extra.kill();
@@ -526,6 +547,7 @@ describe('sandbox: symlinks', () => {
 
     await fx().sandbox('workspace', proj);
     const d = ran(await fx().run(`${script}\necho 'evil' >> zrc; echo "zrc $?"`));
+    observed(expect.getState().currentTestName ?? '', d);
     expect(out(d)).not.toContain(secretLine);
     expect(existsSync(join(outside, 'planted'))).toBe(false);
     expect(existsSync(join(outside, 'planted2'))).toBe(false);

@@ -285,6 +285,13 @@ function longResult(result: CallToolResult): Record<string, any> {
   return s;
 }
 
+/** With TMUX_RUN_SANDBOX_TEST_VERBOSE=1, prints what an escape attempt's script saw (its streams): how each wall stopped it. */
+export function observed(what: string, d: Record<string, any>): void {
+  if (process.env.TMUX_RUN_SANDBOX_TEST_VERBOSE !== '1') return;
+  const text = `${d.stdout?.data ?? ''}${d.stderr?.data ?? ''}`.trimEnd();
+  console.log(`--- ${what}\n${text.replace(/^/gm, '  | ')}`);
+}
+
 /** The data of a successful run; fails the test, showing the result, otherwise. */
 export function ran(s: Record<string, any>): Record<string, any> {
   expect(s.ok, JSON.stringify(s).slice(0, 800)).toBe(true);

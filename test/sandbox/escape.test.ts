@@ -222,6 +222,19 @@ describe('sandbox: git hooks and config in the workspace', () => {
     expect(plantedIn(proj)).toEqual([]);
   });
 
+  it.each(['.venv/src/editable-pkg', 'node_modules/git-dep', '.cache/checkout'])(
+    'cannot write them in a repository under %s either',
+    async (rel) => {
+      const { server } = fx();
+      const proj = fx().project();
+      gitInit(server, join(proj, rel));
+      await fx().sandbox('workspace', proj);
+      const d = ran(await fx().run(`cd '${rel}'\n${attackHere}`));
+      observed(expect.getState().currentTestName ?? '', d);
+      expect(plantedIn(proj)).toEqual([]);
+    },
+  );
+
   // Move the protected path's parent away, recreate the path, write: the person's real tree
   // must hold no new hook and no changed config anywhere afterwards.
   const renames: Array<[string, string, string]> = [
@@ -282,6 +295,74 @@ printf '[core]\\n\\thooksPath = /var/tmp/evil\\n' > .git/config; echo "config $?
   });
 });
 
+// What matters in the end: when the person later runs git in their repository, unconfined, no
+// hook or command the run planted runs. Each way git could be led to run one, tried alone; then
+// the person's `git status` and `git commit` in that repository must leave no marker.
+describe('sandbox: nothing the run planted runs when the person uses git afterwards', () => {
+  /** Runs git as the person (outside any sandbox) in repo, as a commit would. */
+  function personCommits(server: TmuxServer, repo: string): void {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: server.home, GIT_CONFIG_NOSYSTEM: '1' };
+    const git = (...args: string[]): void => {
+      try {
+        execFileSync('git', ['-C', repo, '-c', 'user.name=p', '-c', 'user.email=p@example.org', ...args], {
+          env,
+          stdio: 'ignore',
+        });
+      } catch {
+        // a broken repository is not a planted hook; the marker says what ran
+      }
+    };
+    git('status');
+    git('commit', '-q', '--allow-empty', '-m', 'the person commits');
+  }
+
+  const plant = (marker: string): string => `printf '#!/bin/sh\\necho ran > ${marker}\\n'`;
+  const vectors: Array<[string, (marker: string) => string]> = [
+    ['a pre-commit hook', (m) => `${plant(m)} > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit`],
+    [
+      'core.hooksPath to a directory in the workspace',
+      (m) =>
+        `mkdir -p evil-hooks && ${plant(m)} > evil-hooks/pre-commit && chmod +x evil-hooks/pre-commit; git config core.hooksPath "$PWD/evil-hooks"`,
+    ],
+    ['core.fsmonitor', (m) => `git config core.fsmonitor 'echo ran > ${m}; false'`],
+    [
+      '.git/commondir naming a copy of .git with a hook',
+      (m) =>
+        `cp -R .git evil-common && ${plant(m)} > evil-common/hooks/pre-commit && chmod +x evil-common/hooks/pre-commit; echo "$PWD/evil-common" > .git/commondir`,
+    ],
+    [
+      'a .git file in the repository root replaced by a gitlink',
+      (m) =>
+        `cp -R .git evil-gitdir && ${plant(m)} > evil-gitdir/hooks/pre-commit && chmod +x evil-gitdir/hooks/pre-commit; rm -rf .git 2>/dev/null; echo "gitdir: $PWD/evil-gitdir" > .git`,
+    ],
+  ];
+
+  it.each(vectors)('%s', async (_what, attack) => {
+    const { server } = fx();
+    const repo = fx().project('repo');
+    gitInit(server, repo);
+    const marker = join(server.baseDir, fresh('hook-ran'));
+    await fx().sandbox('workspace', repo);
+    const d = ran(await fx().run(`${attack(marker)}\ntrue`));
+    observed(expect.getState().currentTestName ?? '', d);
+    personCommits(server, repo);
+    expect(existsSync(marker), `a planted command ran when the person used git:\n${out(d)}`).toBe(false);
+  });
+
+  it('the same plants do run when the sandbox is off (the check can fail)', async () => {
+    const { server } = fx();
+    for (const [what, attack] of vectors) {
+      const repo = fx().project('control');
+      gitInit(server, repo);
+      const marker = join(server.baseDir, fresh('hook-ran'));
+      await fx().sandbox('off', repo);
+      ran(await fx().run(attack(marker)));
+      personCommits(server, repo);
+      expect(existsSync(marker), what).toBe(true);
+    }
+  });
+});
+
 describe('sandbox: secrets and the person’s sockets', () => {
   it('cannot read ~/.ssh/id_ed25519 or the other credential files (off: it can)', async () => {
     const { server, secrets } = fx();
@@ -327,6 +408,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(ran(await fx().run(probe)).stdout.data).toBe(`reached ${pane.id}\n`);
 
     await fx().sandbox('workspace', proj);
+    const paneTty = (await server.tmux(['display-message', '-p', '-t', pane.id, '#{pane_tty}'])).trim();
     const screenBefore = await pane.capture();
     const token = fresh('PWNED');
     const d = ran(
@@ -337,6 +419,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
           `tmux send-keys -t "$TMUX_PANE" 'echo ${token}' Enter; echo "send-env $?"`,
           `tmux -S "\${TMUX%%,*}" send-keys 'echo ${token}' Enter; echo "send-tmux-var $?"`,
           `ls -la '${dirname(server.socket)}'`,
+          `echo 'echo ${token}' > '${paneTty}'; echo "tty $?"`,
           'true',
         ].join('\n'),
       ),
@@ -346,6 +429,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(d.stdout.data).toMatch(/^send [1-9]/m);
     expect(d.stdout.data).toMatch(/^send-env [1-9]/m);
     expect(d.stdout.data).toMatch(/^send-tmux-var [1-9]/m);
+    expect(d.stdout.data).toMatch(/^tty [1-9]/m);
     expect(await pane.capture()).toBe(screenBefore);
     expect(screenBefore).not.toContain(token);
   });
@@ -421,6 +505,33 @@ describe('sandbox: network', () => {
     await fx().sandbox('workspace+net', proj);
     expect(ran(await fx().run(connectCommand(`'${tcp.address}'`))).stdout.data).toBe('CONNECTED\n');
     await waitUntil(() => tcp.connections === 2, 5000, 'the listener to count');
+  });
+});
+
+describe('sandbox: the session bus at an abstract address', () => {
+  it('workspace+net cannot reach the bus DBUS_SESSION_BUS_ADDRESS names as unix:abstract= (off: it can)', async () => {
+    const name = fresh('tmux-run-sbtests-bus');
+    const abstractBus = await listen(`\0${name}`);
+    fx().scope.defer(() => abstractBus.close());
+    const proj = fx().project();
+    const script = `a=\${DBUS_SESSION_BUS_ADDRESS#unix:abstract=}; a=\${a%%,*}\n${connectCommand('"@$a"')}`;
+    await fx().type(`cd '${proj}' && export DBUS_SESSION_BUS_ADDRESS='unix:abstract=${name},guid=0123456789abcdef'`);
+    try {
+      await fx().sandbox('off');
+      expect(ran(await fx().run(script)).stdout.data).toBe('CONNECTED\n');
+      await waitUntil(() => abstractBus.connections === 1, 5000, 'the bus to count');
+      await fx().sandbox('workspace+net');
+      const s = await fx().run(script);
+      // Refusing the run (sandbox_unavailable) holds the wall too; a run that starts must not reach the bus.
+      if (s.ok === false) expectSandboxRefusal(s);
+      else {
+        observed(expect.getState().currentTestName ?? '', s.data);
+        expect(s.data.stdout.data).not.toContain('CONNECTED');
+      }
+      expect(abstractBus.connections).toBe(1);
+    } finally {
+      await fx().type(`export DBUS_SESSION_BUS_ADDRESS='unix:path=${bus.address}'`);
+    }
   });
 });
 

@@ -14,8 +14,10 @@ export interface Check {
   check: string;
   ok: boolean;
   detail: string;
-  /** What to do about a failure; null when the check passed. */
+  /** What to do about a failure (or a warning); null when the check passed. */
   fix: string | null;
+  /** A warning: something is missing that only some uses need; doctor still exits 0. */
+  warning?: true;
 }
 
 const pass = (check: string, detail: string): Check => ({ check, ok: true, detail, fix: null });
@@ -158,6 +160,28 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
   }
 }
 
+/**
+ * bwrap can make the sandbox a pane's TMUX_RUN_SANDBOX asks for: ok; missing, a warning (only
+ * sandboxed runs need it, and they are refused); there but unable (user namespaces refused), a failure.
+ */
+async function checkSandbox(env: NodeJS.ProcessEnv): Promise<Check> {
+  const { probeBwrap } = await import('../os/bwrap.js');
+  const r = await probeBwrap(env);
+  if (r.ok) return pass('sandbox', `${r.bwrap} makes sandboxes here (TMUX_RUN_SANDBOX can be used)`);
+  if (r.missing) {
+    return {
+      ...fail(
+        'sandbox',
+        `${r.reason.split(';')[0]}; runs in a pane with TMUX_RUN_SANDBOX set are refused`,
+        'install bubblewrap (apt-get install bubblewrap)',
+      ),
+      ok: true,
+      warning: true,
+    };
+  }
+  return fail('sandbox', r.reason, 'allow unprivileged user namespaces, or set TMUX_RUN_SANDBOX=off in your panes');
+}
+
 /** Every check, in the order printed. */
 export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const tmux = env.TMUX_RUN_TMUX || 'tmux';
@@ -170,6 +194,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     checkHelper(),
     checkAudit(env),
     await checkEnrollments(env, registry),
+    await checkSandbox(env),
   ];
 }
 
@@ -179,11 +204,12 @@ export const doctor: Command = {
   help: `Usage: tmux-run doctor [--json]
 
 Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, zsh 5.9 or newer, a private
-registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, and which enrolled
-panes answer. Exits 0 when all is well, 1 otherwise.
+registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
+panes answer, and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
+does not fail doctor when bwrap is missing). Exits 0 when all is well, 1 otherwise.
 
 Options:
-  --json      print an array of {check, ok, detail, fix}
+  --json      print an array of {check, ok, detail, fix} (and warning: true on a warning)
   -h, --help  show this help
 `,
   spec: { options: { json: false } },
@@ -195,7 +221,11 @@ Options:
       return ok ? 0 : 1;
     }
     const rows: Cell[][] = checks.map((c) => [
-      c.ok ? { text: 'ok', color: 'green' } : { text: 'FAIL', color: 'red' },
+      c.warning
+        ? { text: 'warn', color: 'yellow' }
+        : c.ok
+          ? { text: 'ok', color: 'green' }
+          : { text: 'FAIL', color: 'red' },
       c.check,
       c.fix === null ? c.detail : `${c.detail}; fix: ${c.fix}`,
     ]);

@@ -32,12 +32,37 @@ describe('tmux-run doctor', () => {
       'ok helper',
       'ok audit',
       'ok enrollments',
+      'ok sandbox',
     ]);
     const json = await runCli(['doctor', '--json'], box.env);
     expect(json.code).toBe(0);
     const checks = JSON.parse(json.stdout) as Check[];
-    expect(checks.map((c) => c.check)).toEqual(['node', 'tmux', 'zsh', 'registry', 'helper', 'audit', 'enrollments']);
+    expect(checks.map((c) => c.check)).toEqual([
+      'node',
+      'tmux',
+      'zsh',
+      'registry',
+      'helper',
+      'audit',
+      'enrollments',
+      'sandbox',
+    ]);
     for (const c of checks) expect(c).toEqual({ check: c.check, ok: true, detail: expect.any(String), fix: null });
+  });
+
+  it('warns without failing when bwrap is missing, and fails when bwrap cannot make a sandbox', async () => {
+    const missing = await runCli(['doctor', '--json'], { ...box.env, TMUX_RUN_BWRAP: join(box.dir, 'no-bwrap') });
+    expect(missing.code).toBe(0);
+    const warn = (JSON.parse(missing.stdout) as Check[]).find((c) => c.check === 'sandbox');
+    expect(warn).toMatchObject({ ok: true, warning: true, fix: 'install bubblewrap (apt-get install bubblewrap)' });
+    const text = await runCli(['doctor'], { ...box.env, TMUX_RUN_BWRAP: join(box.dir, 'no-bwrap') });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^warn\s+sandbox\s+.*runs in a pane with TMUX_RUN_SANDBOX set are refused/m);
+    // An executable that makes no sandbox (as bwrap does when user namespaces are refused).
+    const unable = await runCli(['doctor'], { ...box.env, TMUX_RUN_BWRAP: '/bin/false' });
+    expect(unable.code).toBe(1);
+    expect(unable.stdout).toMatch(/^FAIL\s+sandbox\s+\/bin\/false cannot make a sandbox here \(it exited 1\)/m);
+    expect(unable.stderr).toBe('tmux-run: doctor: 1 check failed (sandbox)\n');
   });
 
   it('accepts a registry directory that does not exist yet', async () => {

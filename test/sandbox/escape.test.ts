@@ -400,6 +400,31 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(textOf(join(proj, 'stolen')) ?? '').not.toContain(secretLine);
   });
 
+  it('cannot undo the walls from inside (no capabilities; umount, remount read-write, also in a nested user and mount namespace)', async () => {
+    const { server, secrets } = fx();
+    const proj = fx().project();
+    const planted = join(server.home, fresh('planted'));
+    const undo = [
+      'umount ~/.ssh; umount -l ~/.ssh',
+      `mount -o remount,rw /; mount -o remount,bind,rw "${server.home}"`,
+      'cat ~/.ssh/id_ed25519',
+      `echo x > "${planted}"; echo "write $?"`,
+    ].join('; ');
+    const script = [
+      'grep CapEff /proc/self/status',
+      `sh -c '${undo}'`,
+      `unshare --user --map-root-user --mount sh -c '${undo}'; echo "unshare $?"`,
+      'true',
+    ].join('\n');
+    await fx().sandbox('workspace', proj);
+    const d = ran(await fx().run(script));
+    observed(expect.getState().currentTestName ?? '', d);
+    expect(out(d)).not.toContain(secrets.keyText.split('\n')[1]);
+    expect(existsSync(planted)).toBe(false);
+    // No capability at all, also when the person (or CI) is root: bwrap run by root keeps them unless told.
+    expect(d.stdout.data).toMatch(/^CapEff:\s+0+$/m);
+  });
+
   it('cannot type into the person’s pane with tmux -S <the real socket> send-keys', async () => {
     const { server, pane } = fx();
     const proj = fx().project();

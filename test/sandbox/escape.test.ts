@@ -151,6 +151,16 @@ describe('sandbox: writes', () => {
   it.each([
     ['above ~', (s: TmuxServer) => dirname(s.home)],
     ['at /', () => '/'],
+    ['in ~/.ssh (a hidden path)', (s: TmuxServer) => join(s.home, '.ssh')],
+    ['in the registry', (s: TmuxServer) => s.registryDir],
+    [
+      'at a symlink to ~',
+      (s: TmuxServer) => {
+        const link = join(s.baseDir, fresh('home-link'));
+        symlinkSync(s.home, link);
+        return link;
+      },
+    ],
   ])('workspace with the cwd %s is refused and nothing runs', async (_what, cwdOf) => {
     const { server } = fx();
     const marker = join(server.home, fresh('ran'));
@@ -459,6 +469,35 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(screenBefore).not.toContain(token);
   });
 
+  it('cannot type into another tmux server of the person’s (tmux -S ~/.tmux/other.sock) (off: it can)', async () => {
+    const { server } = fx();
+    const dir = join(server.home, '.tmux');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const other = join(dir, fresh('other'));
+    const tmux = (...args: string[]): string =>
+      execFileSync('tmux', ['-S', other, '-f', '/dev/null', ...args], { env: server.env, encoding: 'utf8' });
+    tmux('new-session', '-d', '-s', 'other', '-x', '80', '-y', '20', 'sleep 600');
+    fx().scope.defer(() => {
+      try {
+        tmux('kill-server');
+      } catch {
+        // gone already
+      }
+    });
+    const probe = `tmux -S '${other}' display -p -t other 'reached #{session_name}'`;
+    await fx().sandbox('off', fx().project());
+    expect(ran(await fx().run(probe)).stdout.data).toBe('reached other\n');
+    const before = tmux('capture-pane', '-p', '-t', 'other');
+    await fx().sandbox('workspace');
+    const token = fresh('PWNED');
+    const d = ran(
+      await fx().run(`${probe}\ntmux -S '${other}' send-keys -t other 'echo ${token}' Enter; echo "send $?"`),
+    );
+    observed(expect.getState().currentTestName ?? '', d);
+    expect(d.stdout.data).not.toContain('reached');
+    expect(tmux('capture-pane', '-p', '-t', 'other')).toBe(before);
+  });
+
   it('cannot read an enrollment record or connect to a helper socket (off: it can)', async () => {
     const { server, listing } = fx();
     const proj = fx().project();
@@ -651,6 +690,28 @@ describe('sandbox: processes', () => {
     } finally {
       await extra.kill();
     }
+  });
+});
+
+describe('sandbox: hard links', () => {
+  it('a hard link made in the cwd to ~/.zshrc or to the repository’s .git/config opens no way', async () => {
+    const { server } = fx();
+    const repo = fx().project('repo');
+    gitInit(server, repo);
+    const zshrc = join(server.home, '.zshrc');
+    const before = [textOf(zshrc), textOf(join(repo, '.git', 'config'))];
+    await fx().sandbox('workspace', repo);
+    const d = ran(
+      await fx().run(
+        [
+          `ln '${zshrc}' z && echo evil >> z; echo "zshrc $?"`,
+          `ln .git/config c && echo '[core] fsmonitor = evil' >> c; echo "config $?"`,
+          'true',
+        ].join('\n'),
+      ),
+    );
+    observed(expect.getState().currentTestName ?? '', d);
+    expect([textOf(zshrc), textOf(join(repo, '.git', 'config'))]).toEqual(before);
   });
 });
 

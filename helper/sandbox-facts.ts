@@ -15,13 +15,15 @@ import {
 
 /**
  * The search for repositories below a writable tree: breadth first, symlinks never followed,
- * `.git` never entered, the directories named in `skip` (package stores and caches, where nobody
- * commits) never entered; after `maxDirs` directories read it gives up and the run is refused
- * (a repository it did not see could not be locked).
+ * `.git` never entered; below a directory named in `shallow` (package stores and caches, huge and
+ * rarely a place anyone commits, but where a git dependency or an editable install keeps its
+ * checkout) only `shallowDepth` levels deep; after `maxDirs` directories read it gives up and the
+ * run is refused (a repository it did not see could not be locked).
  */
 export const REPO_SEARCH = {
   maxDirs: 20000,
-  skip: new Set(['node_modules', '.venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache', '.cache']),
+  shallow: new Set(['node_modules', '.venv', 'venv', '__pycache__', '.tox', '.mypy_cache', '.pytest_cache', '.cache']),
+  shallowDepth: 3,
 };
 
 /** The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its kind. */
@@ -82,9 +84,10 @@ class RepoSet {
 
 /** Breadth-first search of `root` for `.git` entries; returns false when it gave up. */
 function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: { left: number }): boolean {
-  const queue = [root];
-  while (queue.length > 0) {
-    const dir = queue.shift()!;
+  // Each directory with how many more levels may be read below it (Infinity: no bound).
+  const queue: [string, number][] = [[root, Infinity]];
+  for (let i = 0; i < queue.length; i++) {
+    const [dir, depth] = queue[i]!;
     if (visited.has(dir)) continue;
     visited.add(dir);
     if (--budget.left < 0) return false;
@@ -97,7 +100,9 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
     for (const e of entries) {
       const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
       if (e.name === '.git') repos.entry(p, e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'dir' : 'file');
-      else if (e.isDirectory() && !REPO_SEARCH.skip.has(e.name)) queue.push(p);
+      else if (e.isDirectory() && depth > 1) {
+        queue.push([p, REPO_SEARCH.shallow.has(e.name) ? Math.min(depth - 1, REPO_SEARCH.shallowDepth) : depth - 1]);
+      }
     }
   }
   return true;

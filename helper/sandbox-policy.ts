@@ -42,7 +42,7 @@ export interface SandboxPlan {
   value: Exclude<SandboxValue, 'off'>;
   net: boolean;
   cwd: string;
-  /** Writable trees: the cwd's (workspace) and TMUX_RUN_SANDBOX_WRITE's, as given. */
+  /** Writable trees: the cwd's and TMUX_RUN_SANDBOX_WRITE's, as given (none for read-only). */
   writable: { path: string; from: 'cwd' | 'write' }[];
   hidden: string[];
   readOnly: string[];
@@ -169,10 +169,11 @@ export function planSandbox(
       value: value2,
       net: value2 === 'workspace+net',
       cwd,
-      writable: [
-        ...(value2 === 'read-only' ? [] : [{ path: cwd, from: 'cwd' as const }]),
-        ...(write ?? []).map((path) => ({ path, from: 'write' as const })),
-      ],
+      // read-only: nothing but the private /tmp, whatever TMUX_RUN_SANDBOX_WRITE says.
+      writable:
+        value2 === 'read-only'
+          ? []
+          : [{ path: cwd, from: 'cwd' as const }, ...(write ?? []).map((path) => ({ path, from: 'write' as const }))],
       hidden: [...new Set(hidden.map((p) => resolve(p)))],
       readOnly: [...new Set(readOnly.map((p) => resolve(p)))],
       homes: [...homes, ...(abs(zdotdir) ? [zdotdir] : [])],

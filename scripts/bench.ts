@@ -349,6 +349,59 @@ interface Metrics {
   broker_rss_kb_after: number | undefined;
   broker_rss_kb_after_more: number | undefined;
   failed_runs: number;
+  sandbox?: SandboxMetrics;
+}
+
+// ------------------------------------------------------------------ the sandbox
+
+interface SandboxMetrics {
+  plain_true_ms: Stats;
+  sandboxed_true_ms: Stats;
+  /** Median sandboxed minus median plain. */
+  cost_ms: number;
+  /** RSS of the sandboxed pane's helper before its first sandboxed run and after them. */
+  helper_rss_kb_before: number;
+  helper_rss_kb_after: number;
+}
+
+/**
+ * A sandboxed `true` beside a plain one, in this same run: a pane of the bench and a fifth one
+ * with TMUX_RUN_SANDBOX=workspace in a project directory holding a git repository (so the
+ * repository search and the locks are paid for), called in alternation.
+ */
+async function sandboxBench(
+  c: Client,
+  plain: PaneListing,
+  server: Scope['server'],
+  n: number,
+): Promise<SandboxMetrics> {
+  const project = join(server.home, 'bench-project');
+  mkdirSync(join(project, 'src'), { recursive: true });
+  execFileSync('git', ['init', '-q', project]);
+  const pane = await server.newPane({ cwd: project });
+  const boxed = { pane, listing: (await enroll(pane, server.registryDir)).listing };
+  await boxed.pane.run('TMUX_RUN_SANDBOX=workspace');
+  const before = mustStatus(boxed.listing.helper_pid).rssKb;
+  for (let i = 0; i < N.warm; i++) {
+    await run(c, plain, 'true');
+    await run(c, boxed.listing, 'true');
+  }
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < n; i++) {
+    a.push((await run(c, plain, 'true')).ms);
+    b.push((await run(c, boxed.listing, 'true')).ms);
+  }
+  const after = mustStatus(boxed.listing.helper_pid).rssKb;
+  const plainStats = stats(a);
+  const boxedStats = stats(b);
+  return {
+    plain_true_ms: plainStats,
+    sandboxed_true_ms: boxedStats,
+    cost_ms: boxedStats.median - plainStats.median,
+    helper_rss_kb_before: before,
+    helper_rss_kb_after: after,
+  };
 }
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
@@ -516,6 +569,11 @@ try {
 
   m.helper.rss_kb_after_big = procStatus(helperPid)?.rssKb;
 
+  if (existsSync('/usr/bin/bwrap') || process.env.TMUX_RUN_BWRAP) {
+    progress(`sandboxed true beside a plain one: ${N.rtt} each, alternating, on two other panes`);
+    m.sandbox = await sandboxBench(c, listings[1]!, server, N.rtt);
+  } else progress('no bwrap: the sandboxed runs are not measured');
+
   // The same three runs through a broker that traces every call, to see where their time goes.
   progress(`traced runs (TMUX_RUN_TRACE): ${N.rtt} of true, ${N.big} of ${MID} and of ${BIG} bytes`);
   const traceFile = join(runRootDir, 'trace.jsonl');
@@ -657,6 +715,18 @@ function report(m: Metrics): void {
     `| helper descriptors: start / ${h.runs} runs / ${3 * h.runs} runs | ${h.fds_start} / ${h.fds_after} / ${h.fds_after_more} | | |`,
     `| CPU per run of \`true\` (ms): helper / zsh / broker / client / tmux server | ${['helper', 'zsh', 'broker', 'client', 'tmux'].map((k) => f(m.cpu_ms_per_run[k], 2)).join(' / ')} | | |`,
   );
+  if (m.sandbox) {
+    const sb = m.sandbox;
+    lines.push(
+      '',
+      '| sandbox (same run, alternating on two panes) | median | p90 | n |',
+      '| --- | ---: | ---: | ---: |',
+      `| tmux_run true, plain (ms) | ${f(sb.plain_true_ms.median)} | ${f(sb.plain_true_ms.p90)} | ${sb.plain_true_ms.n} |`,
+      `| tmux_run true, TMUX_RUN_SANDBOX=workspace (ms) | ${f(sb.sandboxed_true_ms.median)} | ${f(sb.sandboxed_true_ms.p90)} | ${sb.sandboxed_true_ms.n} |`,
+      `| cost of the sandbox per run (difference of medians, ms) | ${f(sb.cost_ms)} | | |`,
+      `| sandboxed pane's helper RSS (MB): before its first sandboxed run / after them | ${mb(sb.helper_rss_kb_before)} / ${mb(sb.helper_rss_kb_after)} | | |`,
+    );
+  }
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
   else {

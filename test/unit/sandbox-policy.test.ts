@@ -95,12 +95,12 @@ describe('TMUX_RUN_SANDBOX values', () => {
     const h = planSandbox({ ...SHELL, TMUX_RUN_SANDBOX_HIDE: '~/.ssh' }, '/home/u/p', {}, OWN);
     expect(!h.ok && h.message).toMatch(/^TMUX_RUN_SANDBOX_HIDE holds "~\/.ssh"/);
   });
-  it('writable trees: the cwd for workspace and workspace+net, none but WRITE for read-only', () => {
+  it('writable trees: the cwd and WRITE for workspace and workspace+net, none for read-only', () => {
     expect(plan().writable).toEqual([{ path: '/home/u/src/p', from: 'cwd' }]);
     expect(plan({ TMUX_RUN_SANDBOX: 'workspace+net' }).net).toBe(true);
     expect(plan().net).toBe(false);
     const ro = plan({ TMUX_RUN_SANDBOX: 'read-only', TMUX_RUN_SANDBOX_WRITE: '/home/u/.cache/x' });
-    expect(ro.writable).toEqual([{ path: '/home/u/.cache/x', from: 'write' }]);
+    expect(ro.writable).toEqual([]);
     expect(ro.net).toBe(false);
   });
   it('hides the registry, tmux sockets, runtime dir, agent and bus sockets and the default secrets', () => {
@@ -304,9 +304,16 @@ describe('facts gathered from a real tree', () => {
   const root = mkdtempSync(join(tmpdir(), 'sandbox-facts-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('resolves symlinks (also of missing paths), finds repositories below the cwd and skips package stores', () => {
+  it('resolves symlinks (also of missing paths), finds repositories below the cwd, package stores only shallowly', () => {
     const proj = join(root, 'proj');
-    for (const d of ['proj/.git/hooks', 'proj/a/b/.git', 'proj/node_modules/x/.git', 'proj/sub', 'real/.git'])
+    for (const d of [
+      'proj/.git/hooks',
+      'proj/a/b/.git',
+      'proj/node_modules/@s/x/.git',
+      'proj/node_modules/@s/x/deep/er/.git',
+      'proj/sub',
+      'real/.git',
+    ])
       mkdirSync(join(root, d), { recursive: true });
     writeFileSync(join(proj, '.git', 'config'), '');
     writeFileSync(join(proj, 'sub', '.git'), `gitdir: ${join(proj, 'a', 'b', '.git')}\n`);
@@ -327,6 +334,8 @@ describe('facts gathered from a real tree', () => {
     expect([...f.repos].sort((a, b) => a.dir.localeCompare(b.dir))).toEqual([
       { dir: join(proj, '.git'), hooks: 'dir', config: 'file' },
       { dir: join(proj, 'a', 'b', '.git'), hooks: 'missing', config: 'missing' },
+      // Below node_modules, three levels deep and no deeper.
+      { dir: join(proj, 'node_modules', '@s', 'x', '.git'), hooks: 'missing', config: 'missing' },
     ]);
     expect(f.gitLinks).toEqual([{ path: join(proj, 'sub', '.git'), symlink: false }]);
     expect(gatherFacts(p, 2).searchGaveUp).toBe(2);

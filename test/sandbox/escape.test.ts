@@ -654,7 +654,17 @@ describe('sandbox: processes', () => {
 
     await fx().sandbox('workspace', proj);
     expect(ran(await fx().run(script(durations))).stdout.data).toBe('left\n');
-    expect(durations.flatMap((d) => processesWith(`sleep ${d}`))).toEqual([]);
+    const left = [...new Set(durations.flatMap((d) => processesWith(`sleep ${d}`)))];
+    if (left.length > 0) {
+      // Say what was left and whether it went soon after (a report that came before the sandbox ended).
+      const ps = psOf(left);
+      const later = await waitUntil(() => left.every((pid) => !processAlive(pid)), 2000).then(
+        () => 'all gone within 2 s',
+        () => 'still there 2 s later',
+      );
+      for (const pid of left) killHard(pid);
+      expect.fail(`left behind when the run ended (${later}):\n${ps}`);
+    }
   });
 
   it('a helper killed with SIGKILL takes its sandboxed run (and what the run left in its own session) with it', async () => {

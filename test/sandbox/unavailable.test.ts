@@ -5,15 +5,17 @@ import { realpathSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findExecutable, STANDARD_PATH } from '../support/tmux-command.js';
+import { sha256 } from '../mcp/support.js';
 import { expectSandboxRefusal, fresh, ran, type SandboxFixture, useSandboxFixture } from './support.js';
 
 /** A script that leaves proof of having run: a marker in the cwd (writable in every sandbox). */
 async function refusedWithNothingRun(fx: SandboxFixture, cwd: string): Promise<Record<string, any>> {
   const marker = join(cwd, fresh('ran'));
-  const e = expectSandboxRefusal(await fx.run(`touch '${marker}'; echo ran`));
+  const script = `touch '${marker}'; echo ran`;
+  const e = expectSandboxRefusal(await fx.run(script));
   expect(existsSync(marker), `${marker} must not exist`).toBe(false);
-  const runId = e.effects?.authorization?.run_id as string | undefined;
-  if (runId !== undefined) expect(fx.audit().filter((a) => a.run_id === runId && a.event === 'start')).toEqual([]);
+  // No start entry in the audit trail for it either: it never ran.
+  expect(fx.audit().filter((a) => a.event === 'start' && a.script_digest === sha256(script))).toEqual([]);
   return e;
 }
 
@@ -28,6 +30,8 @@ describe('values the sandbox does not know', () => {
       await refusedWithNothingRun(fx(), proj);
       // The next run is refused the same way: a typo never runs unconfined.
       await refusedWithNothingRun(fx(), proj);
+      // And the person sees it: tmux_enrolled_panes says the pane's sandbox is invalid.
+      expect((await fx().listedWhen((p) => p.sandbox === 'invalid')).sandbox).toBe('invalid');
     },
   );
 

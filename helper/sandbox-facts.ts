@@ -4,9 +4,11 @@
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
+  GIT_MORE,
   planPaths,
   within,
   type EntryKind,
+  type GitMore,
   type GitRepo,
   type PathFact,
   type SandboxFacts,
@@ -142,7 +144,14 @@ export function gatherFacts(plan: SandboxPlan, maxDirs = REPO_SEARCH.maxDirs): S
   }
   const found: GitRepo[] = [...repos.dirs]
     .filter((d) => roots.some((r) => within(d, r.real)))
-    .map((dir) => ({ dir, hooks: entryKind(`${dir}/hooks`), config: entryKind(`${dir}/config`) }));
+    .map((dir) => {
+      const more: Partial<Record<GitMore, EntryKind>> = {};
+      for (const e of GIT_MORE) {
+        const k = entryKind(`${dir}/${e}`);
+        if (k !== 'missing') more[e] = k;
+      }
+      return { dir, hooks: entryKind(`${dir}/hooks`), config: entryKind(`${dir}/config`), more };
+    });
   return {
     paths,
     repos: found,

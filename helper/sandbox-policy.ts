@@ -61,11 +61,19 @@ export interface PathFact {
 }
 /** An entry of a git directory as lstat sees it (a symlink is not followed). */
 export type EntryKind = 'dir' | 'file' | 'link' | 'missing';
-/** A git directory found at dispatch (real path), with its hooks and config. */
+/**
+ * Entries of a git directory, besides hooks and config, that lead git to run or read what a run
+ * could plant: `commondir` (another directory's config and hooks), `config.worktree`, and the
+ * per-worktree and submodule git directories under `worktrees` and `modules`.
+ */
+export const GIT_MORE = ['commondir', 'config.worktree', 'worktrees', 'modules'] as const;
+export type GitMore = (typeof GIT_MORE)[number];
+/** A git directory found at dispatch (real path), with its hooks, config and the GIT_MORE entries (absent: missing). */
 export interface GitRepo {
   dir: string;
   hooks: EntryKind;
   config: EntryKind;
+  more?: Partial<Record<GitMore, EntryKind>>;
 }
 export interface SandboxFacts {
   paths: ReadonlyMap<string, PathFact>;
@@ -161,6 +169,13 @@ export function planSandbox(
     ...(abs(xdgConfig) ? [`${xdgConfig}/git/config`] : homes.map((h) => `${h}/.config/git/config`)),
     env.GIT_CONFIG_GLOBAL,
   ].filter(abs);
+  const bus = sh('DBUS_SESSION_BUS_ADDRESS');
+  if (value === 'workspace+net' && bus !== undefined && /(^|;)unix:(.*,)?abstract=/.test(bus)) {
+    return {
+      ok: false,
+      message: `DBUS_SESSION_BUS_ADDRESS names an abstract socket, which workspace+net cannot hide (abstract sockets belong to the network, which this sandbox shares); use TMUX_RUN_SANDBOX=workspace, or a bus at a path (unix:path=)`,
+    };
+  }
   const gitDir = env.GIT_DIR;
   const value2 = value as SandboxPlan['value'];
   return {
@@ -234,11 +249,17 @@ function writableRefusal(
  * the read-only root, /dev, /proc, a private /tmp; the writable trees; the directories pinned on
  * themselves from each writable tree down to every git directory found in it (a mount point cannot
  * be renamed or removed, so a parent cannot be moved away); the hidden paths (a directory gets an
- * empty read-only tmpfs, anything else /dev/null); the read-only paths; each repository's hooks
- * and config read-only (a missing hooks directory is made empty and read-only, a missing config an
- * empty read-only file, both in the real tree as bwrap's mount points); then the namespaces.
+ * empty read-only tmpfs, anything else /dev/null); the read-only paths; each repository's hooks,
+ * config and GIT_MORE entries read-only (a missing hooks, worktrees or modules directory is made
+ * empty and read-only, a missing config an empty read-only file, all in the real tree as bwrap's
+ * mount points; a missing commondir or config.worktree cannot be made, as even an empty one
+ * changes what git does, so it goes in `watch`: the paths that must not exist after the run);
+ * then no capabilities (bwrap run by root keeps them otherwise) and the namespaces.
  */
-export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true; args: string[] } | Refusal {
+export function sandboxArgs(
+  plan: SandboxPlan,
+  facts: SandboxFacts,
+): { ok: true; args: string[]; watch: string[] } | Refusal {
   const fact = (p: string): PathFact => facts.paths.get(p) ?? { real: p, kind: 'missing' };
   if (facts.searchGaveUp !== undefined) {
     return {
@@ -264,6 +285,7 @@ export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true;
 
   const pins = new Set<string>();
   const locks: string[][] = [];
+  const watch: string[] = [];
   for (const link of facts.gitLinks) {
     const root = rootOf(link.path);
     if (root === undefined) continue;
@@ -279,10 +301,12 @@ export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true;
   for (const repo of facts.repos) {
     const root = rootOf(repo.dir);
     if (root === undefined) continue; // outside every writable tree: read-only already
-    for (const [entry, kind] of [
+    const entries: [string, EntryKind][] = [
       ['hooks', repo.hooks],
       ['config', repo.config],
-    ] as const) {
+      ...GIT_MORE.map((e): [string, EntryKind] => [e, repo.more?.[e] ?? 'missing']),
+    ];
+    for (const [entry, kind] of entries) {
       const p = `${repo.dir}/${entry}`;
       if (kind === 'link') {
         return {
@@ -290,9 +314,12 @@ export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true;
           message: `${p} is a symlink inside the writable tree and could be replaced; tmux-run cannot lock it (replace it by what it points to, or use TMUX_RUN_SANDBOX=read-only)`,
         };
       }
-      if (kind === 'missing' && entry === 'hooks') locks.push(['--tmpfs', p, '--remount-ro', p]);
-      else if (kind === 'missing') locks.push(['--ro-bind', '/dev/null', p]);
-      else locks.push(['--ro-bind', p, p]);
+      if (kind !== 'missing') locks.push(['--ro-bind', p, p]);
+      else if (entry === 'hooks' || entry === 'worktrees' || entry === 'modules')
+        locks.push(['--tmpfs', p, '--remount-ro', p]);
+      else if (entry === 'config') locks.push(['--ro-bind', '/dev/null', p]);
+      // Even an empty commondir or config.worktree changes what git does: the helper removes one the run made.
+      else watch.push(p);
     }
     for (const d of dirsBetween(root, repo.dir)) pins.add(d);
   }
@@ -320,6 +347,6 @@ export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true;
     args.push('--ro-bind', f.real, f.real);
   }
   for (const l of locks) args.push(...l);
-  args.push(...processWalls(plan.net), '--chdir', cwd);
-  return { ok: true, args };
+  args.push('--cap-drop', 'ALL', ...processWalls(plan.net), '--chdir', cwd);
+  return { ok: true, args, watch };
 }

@@ -54,6 +54,7 @@ function facts(dirs: string[], files: string[] = [], more: Partial<SandboxFacts>
 /** The mount operations of an argument list as [op, ...paths] groups. */
 function ops(args: string[]): string[][] {
   const arity: Record<string, number> = {
+    '--cap-drop': 1,
     '--ro-bind': 2,
     '--bind': 2,
     '--tmpfs': 1,
@@ -211,11 +212,44 @@ describe('bwrap arguments', () => {
     const hooks = o.findIndex((x) => x[0] === '--tmpfs' && x[1] === `${repo}/hooks`);
     expect(o[hooks + 1]).toEqual(['--remount-ro', `${repo}/hooks`]);
     expect(o).toContainEqual(['--ro-bind', '/dev/null', `${repo}/config`]);
+    // So are worktrees and modules; a commondir or config.worktree cannot be made (an empty one
+    // changes what git does): they are watched, and removed after the run if they appeared.
+    for (const d of ['worktrees', 'modules']) {
+      const i = o.findIndex((x) => x[0] === '--tmpfs' && x[1] === `${repo}/${d}`);
+      expect(o[i + 1]).toEqual(['--remount-ro', `${repo}/${d}`]);
+    }
+    const r = sandboxArgs(plan(), f);
+    expect(r.ok && r.watch).toEqual([
+      '/home/u/src/p/.git/commondir',
+      '/home/u/src/p/.git/config.worktree',
+      `${repo}/commondir`,
+      `${repo}/config.worktree`,
+    ]);
     // Outside the writable tree: read-only already, nothing to add.
     expect(o.flat().some((a) => a.startsWith('/home/u/other'))).toBe(false);
     // Every lock comes after every pin.
     const lastPin = o.map((x) => x[0]).lastIndexOf('--bind');
     expect(o.findIndex((x) => x[1] === '/home/u/src/p/.git/hooks')).toBeGreaterThan(lastPin);
+  });
+  it('locks a commondir, config.worktree, worktrees or modules that exists', () => {
+    const more = { commondir: 'file', 'config.worktree': 'file', worktrees: 'dir', modules: 'dir' } as const;
+    const f = facts(base, [], { repos: [{ dir: '/home/u/src/p/.git', hooks: 'dir', config: 'file', more }] });
+    const r = sandboxArgs(plan(), f);
+    expect(r.ok && r.watch).toEqual([]);
+    for (const e of Object.keys(more)) {
+      const p = `/home/u/src/p/.git/${e}`;
+      expect(ops(argsOf(plan(), f))).toContainEqual(['--ro-bind', p, p]);
+    }
+  });
+  it('drops every capability (bwrap run by root keeps them otherwise)', () => {
+    const args = argsOf(plan(), facts(base));
+    expect(args[args.indexOf('--cap-drop') + 1]).toBe('ALL');
+  });
+  it('refuses workspace+net when the session bus is an abstract socket (only a network namespace hides it)', () => {
+    const bus = { DBUS_SESSION_BUS_ADDRESS: 'unix:abstract=/tmp/dbus-x,guid=1' };
+    const r = planSandbox({ ...SHELL, ...bus, TMUX_RUN_SANDBOX: 'workspace+net' }, '/home/u/p', {}, OWN);
+    expect(!r.ok && r.message).toMatch(/abstract socket, which workspace\+net cannot hide/);
+    expect(planSandbox({ ...SHELL, ...bus }, '/home/u/p', {}, OWN).ok).toBe(true);
   });
   it('locks a gitlink file in the tree and refuses a .git, hooks or config that is a symlink there', () => {
     const link = facts(base, [], { gitLinks: [{ path: '/home/u/src/p/wt/.git', symlink: false }] });
@@ -332,10 +366,10 @@ describe('facts gathered from a real tree', () => {
     };
     const f = gatherFacts(p);
     expect([...f.repos].sort((a, b) => a.dir.localeCompare(b.dir))).toEqual([
-      { dir: join(proj, '.git'), hooks: 'dir', config: 'file' },
-      { dir: join(proj, 'a', 'b', '.git'), hooks: 'missing', config: 'missing' },
+      { dir: join(proj, '.git'), hooks: 'dir', config: 'file', more: {} },
+      { dir: join(proj, 'a', 'b', '.git'), hooks: 'missing', config: 'missing', more: {} },
       // Below node_modules, three levels deep and no deeper.
-      { dir: join(proj, 'node_modules', '@s', 'x', '.git'), hooks: 'missing', config: 'missing' },
+      { dir: join(proj, 'node_modules', '@s', 'x', '.git'), hooks: 'missing', config: 'missing', more: {} },
     ]);
     expect(f.gitLinks).toEqual([{ path: join(proj, 'sub', '.git'), symlink: false }]);
     expect(gatherFacts(p, 2).searchGaveUp).toBe(2);

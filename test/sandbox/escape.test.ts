@@ -29,6 +29,7 @@ import {
   type Listener,
   observed,
   processesWith,
+  finalRun,
   startRun,
   ran,
   textOf,
@@ -357,6 +358,54 @@ describe('sandbox: nothing the run planted runs when the person uses git afterwa
     observed(expect.getState().currentTestName ?? '', d);
     personCommits(server, repo);
     expect(existsSync(marker), `a planted command ran when the person used git:\n${out(d)}`).toBe(false);
+  });
+
+  // A commondir the sandbox cannot lock (it did not exist) is removed after the run: it must
+  // not work while the run goes on (the person's prompt runs git status all the time), nor
+  // outlive a helper killed before it could remove it.
+  const plantCommondir = (marker: string): string =>
+    [
+      'cp -R .git evil-common',
+      `printf '[core]\\n\\tfsmonitor = "echo ran > ${marker}; false"\\n' >> evil-common/config`,
+      `${plant(marker)} > evil-common/hooks/pre-commit; chmod +x evil-common/hooks/pre-commit`,
+      'echo "$PWD/evil-common" > .git/commondir',
+      'touch planted-done',
+    ].join('; ');
+
+  it('a commondir planted by a long run does nothing while the run goes on', async () => {
+    const { server } = fx();
+    const repo = fx().project('repo');
+    gitInit(server, repo);
+    const marker = join(server.baseDir, fresh('hook-ran'));
+    await fx().sandbox('workspace', repo);
+    const s = await startRun(fx().mcp.client, fx().listing, `${plantCommondir(marker)}\nsleep 3`, { wait_ms: 0 });
+    const runId = (s.pending?.run_id ?? s.data?.authorization.run_id) as string;
+    await waitUntil(() => existsSync(join(repo, 'planted-done')), 10_000, 'the run to plant');
+    personCommits(server, repo);
+    const end = await finalRun(fx().mcp.client, fx().listing, runId);
+    observed(expect.getState().currentTestName ?? '', end.data ?? end.error);
+    expect(existsSync(marker), 'the planted fsmonitor or hook ran while the run went on').toBe(false);
+  });
+
+  it('a commondir planted by a run whose helper is killed with SIGKILL does nothing afterwards', async () => {
+    const { server } = fx();
+    const { pane: extra, listing } = await fx().extraPane();
+    try {
+      const repo = fx().project('repo');
+      gitInit(server, repo);
+      const marker = join(server.baseDir, fresh('hook-ran'));
+      await extra.run(`cd '${repo}' && TMUX_RUN_SANDBOX=workspace`);
+      const hold = uniqueSleep();
+      await startRun(fx().mcp.client, listing, `${plantCommondir(marker)}\nsleep ${hold}`, { wait_ms: 0 });
+      await waitUntil(() => existsSync(join(repo, 'planted-done')), 10_000, 'the run to plant');
+      const [helperPid] = helperChildren(await extra.shellPid());
+      killHard(helperPid!);
+      await waitUntil(() => processesWith(`sleep ${hold}`).length === 0, 10_000, 'the run to end with its helper');
+      personCommits(server, repo);
+      expect(existsSync(marker), 'the planted fsmonitor or hook ran after the helper was killed').toBe(false);
+    } finally {
+      await extra.kill();
+    }
   });
 
   it('the same plants do run when the sandbox is off (the check can fail)', async () => {

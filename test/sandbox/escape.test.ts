@@ -378,10 +378,13 @@ describe('sandbox: nothing the run planted runs when the person uses git afterwa
     gitInit(server, repo);
     const marker = join(server.baseDir, fresh('hook-ran'));
     await fx().sandbox('workspace', repo);
-    const s = await startRun(fx().mcp.client, fx().listing, `${plantCommondir(marker)}\nsleep 3`, { wait_ms: 0 });
+    // The run holds on until the person has used git (at most 20 s), whatever the machine's load.
+    const hold = 'i=0; while [ ! -e person-done ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done';
+    const s = await startRun(fx().mcp.client, fx().listing, `${plantCommondir(marker)}\n${hold}`, { wait_ms: 0 });
     const runId = (s.pending?.run_id ?? s.data?.authorization.run_id) as string;
     await waitUntil(() => existsSync(join(repo, 'planted-done')), 10_000, 'the run to plant');
     personCommits(server, repo);
+    writeFileSync(join(repo, 'person-done'), '');
     const end = await finalRun(fx().mcp.client, fx().listing, runId);
     observed(expect.getState().currentTestName ?? '', end.data ?? end.error);
     expect(existsSync(marker), 'the planted fsmonitor or hook ran while the run went on').toBe(false);

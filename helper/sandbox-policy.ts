@@ -347,6 +347,6 @@ export function sandboxArgs(
     args.push('--ro-bind', f.real, f.real);
   }
   for (const l of locks) args.push(...l);
-  args.push('--cap-drop', 'ALL', ...processWalls(plan.net), '--chdir', cwd);
+  args.push(...processWalls(plan.net), '--chdir', cwd);
   return { ok: true, args, watch };
 }

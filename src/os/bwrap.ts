@@ -67,9 +67,14 @@ export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefi
   return BWRAP_PATHS.find(executable);
 }
 
-/** The namespace and process arguments every sandbox gets (the mounts come before them). */
+/**
+ * The namespace and process arguments every sandbox gets (the mounts come before them): no
+ * capabilities (bwrap run by root keeps them otherwise, and could undo its own mounts).
+ */
 export function processWalls(net: boolean): string[] {
   return [
+    '--cap-drop',
+    'ALL',
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',

@@ -32,6 +32,7 @@ const FIELDS = [
   'helper_pid',
   'state',
   'mode',
+  'sandbox',
   'queued',
   'enrolled_at',
   'tmux_socket',
@@ -107,10 +108,12 @@ describe('tmux-run panes and revoke', () => {
     const table = await runCli(['panes'], s.env);
     expect(table.code).toBe(0);
     const [head, row, ...more] = table.stdout.trimEnd().split('\n');
-    expect(head).toMatch(/^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+STATE\s+MODE\s+SHELL PID\s+CWD\s+ENROLLED$/);
+    expect(head).toMatch(
+      /^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+STATE\s+MODE\s+SANDBOX\s+SHELL PID\s+CWD\s+ENROLLED$/,
+    );
     expect(row).toMatch(
       new RegExp(
-        `^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+idle\\s+auto\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`,
+        `^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+idle\\s+auto\\s+off\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`,
       ),
     );
     expect(more).toEqual([]);

@@ -72,11 +72,15 @@ function gitInit(server: TmuxServer, dir: string): void {
 
 /** `ps` lines (pid, parent, group, session, state, argv cut short) of the given processes. */
 function psOf(pids: number[]): string {
-  const text = execFileSync('ps', ['-o', 'pid,ppid,pgid,sid,stat,args', '-p', pids.join(',')], { encoding: 'utf8' });
-  return text
-    .split('\n')
-    .map((l) => l.slice(0, 160))
-    .join('\n');
+  try {
+    const text = execFileSync('ps', ['-o', 'pid,ppid,pgid,sid,stat,args', '-p', pids.join(',')], { encoding: 'utf8' });
+    return text
+      .split('\n')
+      .map((l) => l.slice(0, 160))
+      .join('\n');
+  } catch {
+    return `(pids ${pids.join(' ')} gone by the time ps looked)`;
+  }
 }
 
 /** Every file under dir (recursively, not following symlinks), as paths relative to dir. */
@@ -708,7 +712,9 @@ describe('sandbox: processes', () => {
     expect(ran(await fx().run(script(durations))).stdout.data).toBe('left\n');
     const left = [...new Set(durations.flatMap((d) => processesWith(`sleep ${d}`)))];
     if (left.length > 0) {
-      // Say what was left and whether it went soon after (a report that came before the sandbox ended).
+      // Say what was left and whether it went soon after: bwrap's outer process exits as soon as
+      // its init reports the first child's status, before the kernel has ended the namespace's
+      // other processes, so a run can be reported ended while its leftovers still run.
       const ps = psOf(left);
       const later = await waitUntil(() => left.every((pid) => !processAlive(pid)), 2000).then(
         () => 'all gone within 2 s',

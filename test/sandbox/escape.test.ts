@@ -366,6 +366,28 @@ describe('sandbox: nothing the run planted runs when the person uses git afterwa
     expect(existsSync(marker), `a planted command ran when the person used git:\n${out(d)}`).toBe(false);
   });
 
+  it.each(['.git', '.git/hooks'])('with the cwd at %s of the repository, nothing planted runs either', async (rel) => {
+    const { server } = fx();
+    const repo = fx().project('repo');
+    gitInit(server, repo);
+    const marker = join(server.baseDir, fresh('hook-ran'));
+    const gitDir = join(repo, '.git');
+    await fx().sandbox('workspace', join(repo, rel));
+    const s = await fx().run(
+      [
+        `${plant(marker)} > '${gitDir}/hooks/pre-commit'; chmod +x '${gitDir}/hooks/pre-commit'`,
+        `printf '[core]\\n\\tfsmonitor = "echo ran > ${marker}; false"\\n' >> '${gitDir}/config'`,
+        `cp -R '${gitDir}' '${repo}/evil' 2>/dev/null; echo '${repo}/evil' > '${gitDir}/commondir'`,
+        'true',
+      ].join('\n'),
+    );
+    // Refusing the run holds too; a run that starts must plant nothing that runs.
+    if (s.ok === false) expectSandboxRefusal(s);
+    else observed(expect.getState().currentTestName ?? '', s.data);
+    personCommits(server, repo);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   // A commondir the sandbox cannot lock (it did not exist) is removed after the run: it must
   // not work while the run goes on (the person's prompt runs git status all the time), nor
   // outlive a helper killed before it could remove it.

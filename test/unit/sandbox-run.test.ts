@@ -1,0 +1,66 @@
+// A wrapped run with the real bwrap and the real waiter, without tmux or a shell: the completion is
+// the script's own (not bwrap's 128+N), the waiter's descriptor does not reach the script, and a
+// sandbox that bwrap cannot set up is told from the script's failure (sandbox_unavailable, not run).
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Run, type RunOutcome, type RunWrap } from '../../helper/runner.js';
+import { wrappedCompletion } from '../../helper/sandbox.js';
+import { reportOf } from '../../helper/outcome.js';
+import { findBwrap, PERL, processWalls, WAITER } from '../../src/os/bwrap.js';
+
+const bwrap = findBwrap({});
+const BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+
+function wrap(mounts: string[] = []): RunWrap {
+  return {
+    file: bwrap!,
+    args: [...BASE, ...mounts, ...processWalls(false), '--', PERL, '-e', WAITER],
+    completion: wrappedCompletion,
+  };
+}
+
+function run(script: string, w = wrap()): Promise<RunOutcome> {
+  const r = new Run({
+    script,
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin' },
+    umask: undefined,
+    stdoutLimit: 65536,
+    stderrLimit: 65536,
+    wrap: w,
+  });
+  r.start();
+  return r.done;
+}
+
+describe.skipIf(bwrap === undefined || !existsSync(PERL))('a run wrapped in bwrap and the waiter', () => {
+  it('reports the script’s own signal and exit status', async () => {
+    expect((await run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
+    expect((await run('exit 143')).completion).toEqual({ state: 'exited', exit_status: 143, signal: null });
+    expect((await run('kill -KILL $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 9 });
+    const ok = await run('echo out; echo err >&2');
+    expect(ok.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+    expect([ok.stdout.toString(), ok.stderr.toString()]).toEqual(['out\n', 'err\n']);
+  });
+
+  it('keeps the waiter’s descriptor from the script, and the script in its own process group', async () => {
+    const o = await run('[ -e /proc/$$/fd/3 ] && echo fd3-open; ps -o pgid= -p $$ | tr -d " "; echo $$');
+    const [pgid, pid] = o.stdout.toString().trim().split('\n');
+    expect(o.stdout.toString()).not.toContain('fd3-open');
+    expect(pgid).toBe(pid);
+  });
+
+  it('tells a sandbox bwrap could not set up from the script’s failure: sandbox_unavailable, not run', async () => {
+    const o = await run('echo ran', wrap(['--bind', '/nonexistent-tmux-run-test', '/x']));
+    expect(o.reason).toBe('sandbox_unavailable');
+    expect(o.completion).toBeUndefined();
+    expect(o.error).toMatch(/^bwrap: /);
+    const report = reportOf(
+      { binding: { run_id: 'r'.repeat(32), script_digest: 'd'.repeat(64), stdout_limit: 1, stderr_limit: 1 } },
+      o,
+      '%1',
+    );
+    expect(report.reply).toMatchObject({ type: 'error', code: 'sandbox_unavailable', ran: false });
+    expect(report.end).toMatchObject({ outcome: 'sandbox_unavailable', ran: false });
+  });
+});

@@ -388,6 +388,35 @@ describe('sandbox: nothing the run planted runs when the person uses git afterwa
     expect(existsSync(marker)).toBe(false);
   });
 
+  it.each(['.git', '.git/hooks'])(
+    'with TMUX_RUN_SANDBOX_WRITE naming another repository’s %s, nothing planted there runs',
+    async (rel) => {
+      const { server } = fx();
+      const other = fx().project('other-repo');
+      gitInit(server, other);
+      const marker = join(server.baseDir, fresh('hook-ran'));
+      const gitDir = join(other, '.git');
+      await fx().type(
+        `cd '${fx().project()}' && TMUX_RUN_SANDBOX=workspace TMUX_RUN_SANDBOX_WRITE='${join(other, rel)}'`,
+      );
+      try {
+        const s = await fx().run(
+          [
+            `${plant(marker)} > '${gitDir}/hooks/pre-commit'; chmod +x '${gitDir}/hooks/pre-commit'`,
+            `printf '[core]\\n\\tfsmonitor = "echo ran > ${marker}; false"\\n' >> '${gitDir}/config'`,
+            'true',
+          ].join('\n'),
+        );
+        if (s.ok === false) expectSandboxRefusal(s);
+        else observed(expect.getState().currentTestName ?? '', s.data);
+      } finally {
+        await fx().type('unset TMUX_RUN_SANDBOX_WRITE');
+      }
+      personCommits(server, other);
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
+
   // A commondir the sandbox cannot lock (it did not exist) is removed after the run: it must
   // not work while the run goes on (the person's prompt runs git status all the time), nor
   // outlive a helper killed before it could remove it.

@@ -417,6 +417,34 @@ describe('sandbox: nothing the run planted runs when the person uses git afterwa
     },
   );
 
+  it('a bare repository below the cwd gets no hook that runs when the person pushes to it (off: it does)', async () => {
+    const { server } = fx();
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: server.home, GIT_CONFIG_NOSYSTEM: '1' };
+    const git = (...args: string[]): void => {
+      try {
+        execFileSync('git', ['-c', 'user.name=p', '-c', 'user.email=p@example.org', ...args], { env, stdio: 'ignore' });
+      } catch {
+        // the marker says what ran
+      }
+    };
+    for (const mode of ['off', 'workspace'] as const) {
+      const proj = fx().project();
+      git('init', '-q', '--bare', join(proj, 'mirror.git'));
+      gitInit(server, join(proj, 'work'));
+      git('-C', join(proj, 'work'), 'commit', '-q', '--allow-empty', '-m', 'one');
+      const marker = join(server.baseDir, fresh('hook-ran'));
+      await fx().sandbox(mode, proj);
+      const d = ran(
+        await fx().run(
+          `${plant(marker)} > mirror.git/hooks/pre-receive; chmod +x mirror.git/hooks/pre-receive; echo "hook $?"`,
+        ),
+      );
+      observed(`${expect.getState().currentTestName ?? ''} (${mode})`, d);
+      git('-C', join(proj, 'work'), 'push', '-q', join(proj, 'mirror.git'), 'HEAD:refs/heads/main');
+      expect(existsSync(marker), `${mode}: the planted pre-receive hook ran at the person's push`).toBe(mode === 'off');
+    }
+  });
+
   // A commondir the sandbox cannot lock (it did not exist) is removed after the run: it must
   // not work while the run goes on (the person's prompt runs git status all the time), nor
   // outlive a helper killed before it could remove it.

@@ -13,6 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createSocket } from 'node:dgram';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { socketPath } from '../../src/enrollment/layout.js';
@@ -558,7 +559,7 @@ describe('sandbox: secrets and the person’s sockets', () => {
       `echo x > "${planted}"; echo "write $?"`,
     ].join('; ');
     const script = [
-      'grep CapEff /proc/self/status',
+      'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status',
       `sh -c '${undo}'`,
       `unshare --user --map-root-user --mount sh -c '${undo}'; echo "unshare $?"`,
       'true',
@@ -570,6 +571,8 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(existsSync(planted)).toBe(false);
     // No capability at all, also when the person (or CI) is root: bwrap run by root keeps them unless told.
     expect(d.stdout.data).toMatch(/^CapEff:\s+0+$/m);
+    // No new privileges: a setuid program raises none.
+    expect(d.stdout.data).toMatch(/^NoNewPrivs:\s+1$/m);
   });
 
   it('cannot type into the person’s pane with tmux -S <the real socket> send-keys', async () => {
@@ -706,6 +709,20 @@ describe('sandbox: network', () => {
     observed(expect.getState().currentTestName ?? '', d);
     expect(d.stdout.data).toMatch(/^REFUSED \S+\nREFUSED \S+\n$/);
     expect([tcp.connections, abstract.connections]).toEqual([1, 1]);
+
+    // UDP to the host: nothing arrives.
+    const got: string[] = [];
+    const udp = createSocket('udp4');
+    udp.on('message', (m) => got.push(m.toString()));
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
+    fx().scope.defer(() => new Promise<void>((r) => udp.close(() => r())));
+    const send = (text: string): string =>
+      `node -e "const s=require('dgram').createSocket('udp4');s.send('${text}',${udp.address().port},'127.0.0.1',e=>{console.log(e?'UDP '+e.code:'UDP sent');s.close()})"`;
+    observed('udp', ran(await fx().run(send('from-workspace'))));
+    await fx().sandbox('off');
+    ran(await fx().run(send('from-off')));
+    await waitUntil(() => got.includes('from-off'), 5000, 'the unconfined datagram');
+    expect(got).toEqual(['from-off']);
 
     await fx().sandbox('workspace+net', proj);
     expect(ran(await fx().run(connectCommand(`'${tcp.address}'`))).stdout.data).toBe('CONNECTED\n');

@@ -1,12 +1,18 @@
 // The sandbox fails closed: a value the person did not mean (a typo, `on`), a relative or
 // forbidden writable path, or a machine without bwrap refuses the run with sandbox_unavailable
 // (observed, effects none), and the script, which would leave a marker file, never runs.
-import { realpathSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findExecutable, STANDARD_PATH } from '../support/tmux-command.js';
 import { sha256 } from '../mcp/support.js';
 import { expectSandboxRefusal, fresh, ran, type SandboxFixture, useSandboxFixture } from './support.js';
+
+/** dir, made when missing (a TMUX_RUN_SANDBOX_WRITE path that does not exist grants nothing and is skipped). */
+function existingDir(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
 
 /** A script that leaves proof of having run: a marker in the cwd (writable in every sandbox). */
 async function refusedWithNothingRun(fx: SandboxFixture, cwd: string): Promise<Record<string, any>> {
@@ -44,6 +50,16 @@ describe('values the sandbox does not know', () => {
     ['TMUX_RUN_SANDBOX_WRITE=~/.ssh (hidden)', (f) => `TMUX_RUN_SANDBOX_WRITE='${f.server.home}/.ssh'`, '.ssh'],
     ['TMUX_RUN_SANDBOX_WRITE holding the registry', (f) => `TMUX_RUN_SANDBOX_WRITE='${f.server.baseDir}'`, ''],
     ['TMUX_RUN_SANDBOX_WRITE=the registry', (f) => `TMUX_RUN_SANDBOX_WRITE='${f.server.registryDir}'`, ''],
+    [
+      'TMUX_RUN_SANDBOX_WRITE holding the audit trail',
+      (f) => `TMUX_RUN_SANDBOX_WRITE='${existingDir(f.server.env.XDG_STATE_HOME ?? '/nonexistent')}'`,
+      '',
+    ],
+    [
+      'TMUX_RUN_SANDBOX_WRITE holding git’s config',
+      (f) => `TMUX_RUN_SANDBOX_WRITE='${existingDir(`${f.server.home}/.config`)}'`,
+      '',
+    ],
   ])('%s refuses the run (workspace), and nothing runs', async (_what, setting, named) => {
     const proj = fx().project();
     await fx().type(`cd '${proj}' && TMUX_RUN_SANDBOX=workspace && ${setting(fx(), proj)}`);

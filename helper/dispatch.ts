@@ -91,7 +91,7 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
 async function decideSandbox(
   snapshot: Snapshot,
   cx: DispatchContext,
-): Promise<{ ok: true; value: string; wrap?: RunWrap; after?: () => string[] } | { ok: false; message: string }> {
+): Promise<{ ok: true; value: string; wrap?: RunWrap } | { ok: false; message: string }> {
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
   if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
   try {
@@ -226,12 +226,6 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   }
   if (job.cancelled) run.stop('cancelled');
   const o = await run.done;
-  const removed = walls.after?.() ?? [];
-  if (removed.length > 0) {
-    const what = `run ${short(b.run_id)} made ${removed.join(', ')}, which the sandbox could not lock; removed`;
-    cx.log(what);
-    cx.shell.notify(`tmux-run: ${what}`);
-  }
   if (job.trace) {
     job.trace.exited = run.exitedAt;
     job.trace.drained = run.endedAt;

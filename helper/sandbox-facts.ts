@@ -1,14 +1,13 @@
 // The facts a sandbox plan needs, gathered at dispatch (the impure step before the pure
 // sandboxArgs): each path's real path and kind, and the git repositories in the writable trees —
-// the cwd's own (found upwards) and every one below them (a bounded search, see REPO_SEARCH).
+// the cwd's own (found upwards), those a writable tree lies in, and every one below them (`.git`
+// entries and bare repositories: a bounded search, see REPO_SEARCH).
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
-  GIT_MORE,
   planPaths,
   within,
   type EntryKind,
-  type GitMore,
   type GitRepo,
   type PathFact,
   type SandboxFacts,
@@ -84,7 +83,26 @@ class RepoSet {
   }
 }
 
-/** Breadth-first search of `root` for `.git` entries; returns false when it gave up. */
+/** A git directory as git itself recognises one: HEAD, objects/ and refs/ (a `.git` or a bare repository). */
+function isGitDir(names: ReadonlyMap<string, 'dir' | 'other'>): boolean {
+  return names.has('HEAD') && names.get('objects') === 'dir' && names.get('refs') === 'dir';
+}
+
+/** Whether the directory `dir` is itself a git directory (looked at with lstat, without reading it). */
+function gitDirAt(dir: string): boolean {
+  const kind = (n: string): 'dir' | 'other' | undefined => {
+    const k = entryKind(join(dir, n));
+    return k === 'missing' ? undefined : k === 'dir' ? 'dir' : 'other';
+  };
+  const names = new Map<string, 'dir' | 'other'>();
+  for (const n of ['HEAD', 'objects', 'refs']) {
+    const k = kind(n);
+    if (k) names.set(n, k);
+  }
+  return isGitDir(names);
+}
+
+/** Breadth-first search of `root` for `.git` entries and bare repositories; false when it gave up. */
 function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: { left: number }): boolean {
   // Each directory with how many more levels may be read below it (Infinity: no bound).
   const queue: [string, number][] = [[root, Infinity]];
@@ -98,6 +116,11 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       continue; // unreadable: the run cannot write there either
+    }
+    const names = new Map(entries.map((e): [string, 'dir' | 'other'] => [e.name, e.isDirectory() ? 'dir' : 'other']));
+    if (isGitDir(names)) {
+      repos.dirs.add(dir); // a bare repository (or a git directory named otherwise): locked whole
+      continue;
     }
     for (const e of entries) {
       const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
@@ -115,16 +138,23 @@ export function gatherFacts(plan: SandboxPlan, maxDirs = REPO_SEARCH.maxDirs): S
   const paths = new Map<string, PathFact>();
   for (const p of planPaths(plan)) paths.set(p, pathFact(p));
   const repos = new RepoSet();
-  // The cwd's own repository, found upwards (also when the cwd is inside a .git directory).
+  // The cwd's own repository, found upwards; and any git directory a writable tree lies in (the
+  // cwd at .git/hooks, a TMUX_RUN_SANDBOX_WRITE naming a .git): such a tree is refused.
   const cwd = paths.get(plan.cwd)?.real ?? plan.cwd;
   for (let d = cwd; ; d = dirname(d)) {
-    if (basename(d) === '.git') repos.entry(d, 'dir');
     const k = entryKind(join(d, '.git'));
     if (k !== 'missing') {
       repos.entry(join(d, '.git'), k);
       break;
     }
     if (d === dirname(d)) break;
+  }
+  for (const w of plan.writable) {
+    const real = paths.get(w.path);
+    if (real === undefined || real.kind === 'missing') continue;
+    for (let d = real.real; d !== dirname(d); d = dirname(d)) {
+      if (basename(d) === '.git' || gitDirAt(d)) repos.dirs.add(d);
+    }
   }
   for (const g of plan.gitDirs) {
     const f = pathFact(g);
@@ -143,15 +173,8 @@ export function gatherFacts(plan: SandboxPlan, maxDirs = REPO_SEARCH.maxDirs): S
     }
   }
   const found: GitRepo[] = [...repos.dirs]
-    .filter((d) => roots.some((r) => within(d, r.real)))
-    .map((dir) => {
-      const more: Partial<Record<GitMore, EntryKind>> = {};
-      for (const e of GIT_MORE) {
-        const k = entryKind(`${dir}/${e}`);
-        if (k !== 'missing') more[e] = k;
-      }
-      return { dir, hooks: entryKind(`${dir}/hooks`), config: entryKind(`${dir}/config`), more };
-    });
+    .filter((d) => roots.some((r) => within(d, r.real) || within(r.real, d)))
+    .map((dir) => ({ dir }));
   return {
     paths,
     repos: found,

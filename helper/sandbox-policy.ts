@@ -61,19 +61,9 @@ export interface PathFact {
 }
 /** An entry of a git directory as lstat sees it (a symlink is not followed). */
 export type EntryKind = 'dir' | 'file' | 'link' | 'missing';
-/**
- * Entries of a git directory, besides hooks and config, that lead git to run or read what a run
- * could plant: `commondir` (another directory's config and hooks), `config.worktree`, and the
- * per-worktree and submodule git directories under `worktrees` and `modules`.
- */
-export const GIT_MORE = ['commondir', 'config.worktree', 'worktrees', 'modules'] as const;
-export type GitMore = (typeof GIT_MORE)[number];
-/** A git directory found at dispatch (real path), with its hooks, config and the GIT_MORE entries (absent: missing). */
+/** A git directory found at dispatch (real path). */
 export interface GitRepo {
   dir: string;
-  hooks: EntryKind;
-  config: EntryKind;
-  more?: Partial<Record<GitMore, EntryKind>>;
 }
 export interface SandboxFacts {
   paths: ReadonlyMap<string, PathFact>;
@@ -249,17 +239,12 @@ function writableRefusal(
  * the read-only root, /dev, /proc, a private /tmp; the writable trees; the directories pinned on
  * themselves from each writable tree down to every git directory found in it (a mount point cannot
  * be renamed or removed, so a parent cannot be moved away); the hidden paths (a directory gets an
- * empty read-only tmpfs, anything else /dev/null); the read-only paths; each repository's hooks,
- * config and GIT_MORE entries read-only (a missing hooks, worktrees or modules directory is made
- * empty and read-only, a missing config an empty read-only file, all in the real tree as bwrap's
- * mount points; a missing commondir or config.worktree cannot be made, as even an empty one
- * changes what git does, so it goes in `watch`: the paths that must not exist after the run);
- * then no capabilities (bwrap run by root keeps them otherwise) and the namespaces.
+ * empty read-only tmpfs, anything else /dev/null); the read-only paths; each git directory (and
+ * gitlink file) in a writable tree, whole and read-only: its hooks, config, commondir, worktrees
+ * and modules decide what git runs later, unconfined, and no entry can be added to it either;
+ * then no capabilities and the namespaces (src/os/bwrap.ts processWalls).
  */
-export function sandboxArgs(
-  plan: SandboxPlan,
-  facts: SandboxFacts,
-): { ok: true; args: string[]; watch: string[] } | Refusal {
+export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true; args: string[] } | Refusal {
   const fact = (p: string): PathFact => facts.paths.get(p) ?? { real: p, kind: 'missing' };
   if (facts.searchGaveUp !== undefined) {
     return {
@@ -275,6 +260,15 @@ export function sandboxArgs(
     if (why) return { ok: false, message: why };
     roots.push(f.real);
   }
+  for (const repo of facts.repos) {
+    const inside = plan.writable.find((w) => within(fact(w.path).real, repo.dir));
+    if (inside) {
+      return {
+        ok: false,
+        message: `${inside.from === 'cwd' ? `TMUX_RUN_SANDBOX=${plan.value} would let the run write its current directory` : 'TMUX_RUN_SANDBOX_WRITE names'} ${inside.path}, which is or lies in the git directory ${repo.dir} (its hooks and config run later, unconfined); ${inside.from === 'cwd' ? 'cd into the work tree, or use TMUX_RUN_SANDBOX=read-only' : 'remove it from the list'}`,
+      };
+    }
+  }
   const rootOf = (p: string): string | undefined =>
     roots.filter((r) => within(p, r)).sort((a, b) => b.length - a.length)[0];
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
@@ -285,7 +279,6 @@ export function sandboxArgs(
 
   const pins = new Set<string>();
   const locks: string[][] = [];
-  const watch: string[] = [];
   for (const link of facts.gitLinks) {
     const root = rootOf(link.path);
     if (root === undefined) continue;
@@ -298,30 +291,16 @@ export function sandboxArgs(
     for (const d of dirsBetween(root, dirname(link.path))) pins.add(d);
     locks.push(['--ro-bind', link.path, link.path]);
   }
-  for (const repo of facts.repos) {
-    const root = rootOf(repo.dir);
-    if (root === undefined) continue; // outside every writable tree: read-only already
-    const entries: [string, EntryKind][] = [
-      ['hooks', repo.hooks],
-      ['config', repo.config],
-      ...GIT_MORE.map((e): [string, EntryKind] => [e, repo.more?.[e] ?? 'missing']),
-    ];
-    for (const [entry, kind] of entries) {
-      const p = `${repo.dir}/${entry}`;
-      if (kind === 'link') {
-        return {
-          ok: false,
-          message: `${p} is a symlink inside the writable tree and could be replaced; tmux-run cannot lock it (replace it by what it points to, or use TMUX_RUN_SANDBOX=read-only)`,
-        };
-      }
-      if (kind !== 'missing') locks.push(['--ro-bind', p, p]);
-      else if (entry === 'hooks' || entry === 'worktrees' || entry === 'modules')
-        locks.push(['--tmpfs', p, '--remount-ro', p]);
-      else if (entry === 'config') locks.push(['--ro-bind', '/dev/null', p]);
-      // Even an empty commondir or config.worktree changes what git does: the helper removes one the run made.
-      else watch.push(p);
-    }
-    for (const d of dirsBetween(root, repo.dir)) pins.add(d);
+  // Each git directory whole, read-only: hooks, config, commondir, worktrees, modules... are
+  // what the person later runs unconfined; one nested in another is locked with it.
+  const gitDirs = [...new Set(facts.repos.map((r) => r.dir))].sort(byDepth);
+  const locked: string[] = [];
+  for (const dir of gitDirs) {
+    const root = rootOf(dir);
+    if (root === undefined || locked.some((l) => within(dir, l))) continue; // read-only already
+    locked.push(dir);
+    for (const d of dirsBetween(root, dirname(dir))) pins.add(d);
+    locks.push(['--ro-bind', dir, dir]);
   }
   for (const d of [...pins].sort(byDepth)) args.push('--bind', d, d);
 
@@ -348,5 +327,5 @@ export function sandboxArgs(
   }
   for (const l of locks) args.push(...l);
   args.push(...processWalls(plan.net), '--chdir', cwd);
-  return { ok: true, args, watch };
+  return { ok: true, args };
 }

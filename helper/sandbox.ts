@@ -1,7 +1,6 @@
 // The sandbox decision for one run (loaded only when the shell asks for a sandbox): is bwrap here
 // and able (probed once per helper), what the walls are (plan, facts, arguments), and how the run
 // is wrapped: bwrap, then the waiter that reports the script's own exit status or signal.
-import { lstatSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { homedir, userInfo } from 'node:os';
 import type { Completion } from '../src/protocol/messages.js';
@@ -35,34 +34,7 @@ export function wrappedCompletion(status: string, code: number | null, signal: n
 }
 
 export type SandboxDecision =
-  | {
-      ok: true;
-      value: Exclude<SandboxValue, 'off'>;
-      wrap: RunWrap;
-      /** After the run: removes what it planted that could not be locked; returns the paths removed. */
-      after: () => string[];
-    }
-  | { ok: false; message: string };
-
-/** Removes each path that did not exist at dispatch and does now (a git file the run made). */
-export function removeAppeared(paths: readonly string[]): string[] {
-  const removed: string[] = [];
-  for (const p of paths) {
-    try {
-      lstatSync(p);
-    } catch {
-      continue;
-    }
-    try {
-      rmSync(p, { recursive: true, force: true });
-      removed.push(p);
-    } catch {
-      // left for the person: the notice names it
-      removed.push(`${p} (could not be removed)`);
-    }
-  }
-  return removed;
-}
+  { ok: true; value: Exclude<SandboxValue, 'off'>; wrap: RunWrap } | { ok: false; message: string };
 
 /** The walls for a run in the state the shell reported, or why it cannot run sandboxed. */
 export async function sandboxFor(
@@ -86,7 +58,6 @@ export async function sandboxFor(
     ok: true,
     value: planned.plan.value,
     wrap: { file: probe.bwrap, args: [...walls.args, '--', PERL, '-e', WAITER], completion: wrappedCompletion },
-    after: () => removeAppeared(walls.watch),
   };
 }
 

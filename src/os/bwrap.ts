@@ -13,16 +13,19 @@ export const PERL = '/usr/bin/perl';
 export const STATUS_FD = 3;
 
 /**
- * The waiter (perl -e): in the sandbox, forks the script in its own process group (as a plain run's
- * /bin/sh is), waits for it, and writes `S` once the fork worked and `W STATUS\n` with the raw
- * wait status on descriptor 3, which it marks close-on-exec first; then exits as the script did.
- * bwrap alone reports a signal as 128+N, which an `exit 143` cannot be told from.
+ * The waiter (perl -e), the sandbox's pid 1 (`--as-pid-1`): forks the script in its own process
+ * group (as a plain run's /bin/sh is), reaps every child until the script has ended, and writes
+ * `S` once the fork worked and `W STATUS\n` with the script's raw wait status on descriptor 3,
+ * which it marks close-on-exec first; then exits as the script did, and the kernel ends every
+ * process left in the namespace before bwrap learns of that exit. bwrap alone reports a signal as
+ * 128+N, which an `exit 143` cannot be told from. As the namespace's init it ignores the signals a
+ * script sends it.
  */
 export const WAITER =
   'open(my $s, ">&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125; my $p = fork; exit 125 unless defined $p;' +
   ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
-  ' syswrite($s, "S"); waitpid($p, 0); my $w = $?; syswrite($s, "W $w\\n");' +
-  ' exit(($w & 127) ? 128 + ($w & 127) : ($w >> 8));';
+  ' syswrite($s, "S"); my $w = 0; while ((my $k = waitpid(-1, 0)) > 0) { if ($k == $p) { $w = $?; last } }' +
+  ' syswrite($s, "W $w\\n"); exit(($w & 127) ? 128 + ($w & 127) : ($w >> 8));';
 
 /** What the waiter reported: whether the script was started, and its raw wait status when it ended. */
 export interface WaiterReport {
@@ -82,6 +85,9 @@ export function processWalls(net: boolean): string[] {
     ...(net ? [] : ['--unshare-net']),
     '--die-with-parent',
     '--new-session',
+    // The waiter is pid 1: bwrap reports the end only once the namespace is gone (its own init
+    // would report the waiter's exit while the kernel is still ending what the script left).
+    '--as-pid-1',
   ];
 }
 

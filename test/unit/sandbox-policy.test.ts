@@ -188,58 +188,27 @@ describe('bwrap arguments', () => {
     expect(o).toContainEqual(['--ro-bind', '/home/u/.gitconfig', '/home/u/.gitconfig']);
     expect(o).not.toContainEqual(['--ro-bind', '/home/u/.config/git/config', '/home/u/.config/git/config']);
   });
-  it('locks hooks and config of each repository in the tree and pins every directory down to it', () => {
+  it('locks each git directory in the tree whole and read-only, and pins every directory down to it', () => {
     const repo = '/home/u/src/p/vendor/lib/.git';
     const f = facts(base, [], {
       repos: [
-        { dir: '/home/u/src/p/.git', hooks: 'dir', config: 'file' },
-        { dir: repo, hooks: 'missing', config: 'missing' },
-        { dir: '/home/u/other/.git', hooks: 'dir', config: 'file' },
+        { dir: '/home/u/src/p/.git' },
+        { dir: repo },
+        // A submodule's git directory inside another: locked with it.
+        { dir: '/home/u/src/p/.git/modules/lib' },
+        { dir: '/home/u/other/.git' },
       ],
     });
     const o = ops(argsOf(plan(), f));
     const pins = o.filter((x) => x[0] === '--bind').map((x) => x[1]);
-    expect(pins).toEqual([
-      '/home/u/src/p',
-      '/home/u/src/p/.git',
-      '/home/u/src/p/vendor',
-      '/home/u/src/p/vendor/lib',
-      repo,
-    ]);
-    expect(o).toContainEqual(['--ro-bind', '/home/u/src/p/.git/hooks', '/home/u/src/p/.git/hooks']);
-    expect(o).toContainEqual(['--ro-bind', '/home/u/src/p/.git/config', '/home/u/src/p/.git/config']);
-    // Missing: an empty read-only directory and an empty read-only file.
-    const hooks = o.findIndex((x) => x[0] === '--tmpfs' && x[1] === `${repo}/hooks`);
-    expect(o[hooks + 1]).toEqual(['--remount-ro', `${repo}/hooks`]);
-    expect(o).toContainEqual(['--ro-bind', '/dev/null', `${repo}/config`]);
-    // So are worktrees and modules; a commondir or config.worktree cannot be made (an empty one
-    // changes what git does): they are watched, and removed after the run if they appeared.
-    for (const d of ['worktrees', 'modules']) {
-      const i = o.findIndex((x) => x[0] === '--tmpfs' && x[1] === `${repo}/${d}`);
-      expect(o[i + 1]).toEqual(['--remount-ro', `${repo}/${d}`]);
-    }
-    const r = sandboxArgs(plan(), f);
-    expect(r.ok && r.watch).toEqual([
-      '/home/u/src/p/.git/commondir',
-      '/home/u/src/p/.git/config.worktree',
-      `${repo}/commondir`,
-      `${repo}/config.worktree`,
-    ]);
+    expect(pins).toEqual(['/home/u/src/p', '/home/u/src/p/vendor', '/home/u/src/p/vendor/lib']);
+    const locks = o.filter((x) => x[0] === '--ro-bind' && x[1]!.includes('.git')).map((x) => x[1]);
+    expect(locks).toEqual(['/home/u/src/p/.git', repo]);
     // Outside the writable tree: read-only already, nothing to add.
     expect(o.flat().some((a) => a.startsWith('/home/u/other'))).toBe(false);
     // Every lock comes after every pin.
     const lastPin = o.map((x) => x[0]).lastIndexOf('--bind');
-    expect(o.findIndex((x) => x[1] === '/home/u/src/p/.git/hooks')).toBeGreaterThan(lastPin);
-  });
-  it('locks a commondir, config.worktree, worktrees or modules that exists', () => {
-    const more = { commondir: 'file', 'config.worktree': 'file', worktrees: 'dir', modules: 'dir' } as const;
-    const f = facts(base, [], { repos: [{ dir: '/home/u/src/p/.git', hooks: 'dir', config: 'file', more }] });
-    const r = sandboxArgs(plan(), f);
-    expect(r.ok && r.watch).toEqual([]);
-    for (const e of Object.keys(more)) {
-      const p = `/home/u/src/p/.git/${e}`;
-      expect(ops(argsOf(plan(), f))).toContainEqual(['--ro-bind', p, p]);
-    }
+    expect(o.findIndex((x) => x[1] === '/home/u/src/p/.git')).toBeGreaterThan(lastPin);
   });
   it('drops every capability (bwrap run by root keeps them otherwise)', () => {
     const args = argsOf(plan(), facts(base));
@@ -251,18 +220,29 @@ describe('bwrap arguments', () => {
     expect(!r.ok && r.message).toMatch(/abstract socket, which workspace\+net cannot hide/);
     expect(planSandbox({ ...SHELL, ...bus }, '/home/u/p', {}, OWN).ok).toBe(true);
   });
-  it('locks a gitlink file in the tree and refuses a .git, hooks or config that is a symlink there', () => {
+  it('refuses a writable tree that is or lies in a git directory (the cwd at .git/hooks, WRITE naming a .git)', () => {
+    const cwd = sandboxArgs(
+      plan({}, '/home/u/src/p/.git/hooks'),
+      facts(['/home/u/src/p/.git/hooks'], [], { repos: [{ dir: '/home/u/src/p/.git' }] }),
+    );
+    expect(!cwd.ok && cwd.message).toMatch(
+      /current directory \/home\/u\/src\/p\/.git\/hooks, which is or lies in the git directory \/home\/u\/src\/p\/.git .*cd into the work tree/,
+    );
+    const w = sandboxArgs(
+      plan({ TMUX_RUN_SANDBOX_WRITE: '/srv/other/.git' }),
+      facts([...base, '/srv/other/.git'], [], { repos: [{ dir: '/srv/other/.git' }] }),
+    );
+    expect(!w.ok && w.message).toMatch(
+      /^TMUX_RUN_SANDBOX_WRITE names \/srv\/other\/.git, which is or lies in the git directory/,
+    );
+  });
+  it('locks a gitlink file in the tree and refuses a .git that is a symlink there', () => {
     const link = facts(base, [], { gitLinks: [{ path: '/home/u/src/p/wt/.git', symlink: false }] });
     const o = ops(argsOf(plan(), link));
     expect(o).toContainEqual(['--bind', '/home/u/src/p/wt', '/home/u/src/p/wt']);
     expect(o).toContainEqual(['--ro-bind', '/home/u/src/p/wt/.git', '/home/u/src/p/wt/.git']);
     const sym = sandboxArgs(plan(), facts(base, [], { gitLinks: [{ path: '/home/u/src/p/.git', symlink: true }] }));
     expect(!sym.ok && sym.message).toMatch(/\/home\/u\/src\/p\/.git is a symlink inside the writable tree/);
-    const hooks = sandboxArgs(
-      plan(),
-      facts(base, [], { repos: [{ dir: '/home/u/src/p/.git', hooks: 'link', config: 'file' }] }),
-    );
-    expect(!hooks.ok && hooks.message).toMatch(/\.git\/hooks is a symlink/);
   });
   it('refuses a writable cwd that is or holds a home directory or $ZDOTDIR: cd into a project or use read-only', () => {
     for (const cwd of ['/home/u', '/home', '/']) {
@@ -346,10 +326,16 @@ describe('facts gathered from a real tree', () => {
       'proj/node_modules/@s/x/.git',
       'proj/node_modules/@s/x/deep/er/.git',
       'proj/sub',
+      'proj/bare.git/objects',
+      'proj/bare.git/refs',
+      'proj/.git/objects',
+      'proj/.git/refs',
       'real/.git',
     ])
       mkdirSync(join(root, d), { recursive: true });
     writeFileSync(join(proj, '.git', 'config'), '');
+    writeFileSync(join(proj, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(proj, 'bare.git', 'HEAD'), 'ref: refs/heads/main\n');
     writeFileSync(join(proj, 'sub', '.git'), `gitdir: ${join(proj, 'a', 'b', '.git')}\n`);
     symlinkSync(join(root, 'real'), join(root, 'link'));
     expect(pathFact(join(root, 'link', 'missing', 'x'))).toEqual({
@@ -366,12 +352,18 @@ describe('facts gathered from a real tree', () => {
     };
     const f = gatherFacts(p);
     expect([...f.repos].sort((a, b) => a.dir.localeCompare(b.dir))).toEqual([
-      { dir: join(proj, '.git'), hooks: 'dir', config: 'file', more: {} },
-      { dir: join(proj, 'a', 'b', '.git'), hooks: 'missing', config: 'missing', more: {} },
+      { dir: join(proj, '.git') },
+      { dir: join(proj, 'a', 'b', '.git') },
+      // A bare repository (HEAD, objects/, refs/), found by what it holds.
+      { dir: join(proj, 'bare.git') },
       // Below node_modules, three levels deep and no deeper.
-      { dir: join(proj, 'node_modules', '@s', 'x', '.git'), hooks: 'missing', config: 'missing', more: {} },
+      { dir: join(proj, 'node_modules', '@s', 'x', '.git') },
     ]);
     expect(f.gitLinks).toEqual([{ path: join(proj, 'sub', '.git'), symlink: false }]);
     expect(gatherFacts(p, 2).searchGaveUp).toBe(2);
+    // A writable tree inside a git directory brings that directory in (and the policy refuses it).
+    const hooks = join(proj, '.git', 'hooks');
+    const inGit = gatherFacts({ ...p, cwd: hooks, writable: [{ path: hooks, from: 'cwd' }] });
+    expect(inGit.repos.map((r) => r.dir)).toContain(join(proj, '.git'));
   });
 });

@@ -855,7 +855,8 @@ describe('sandbox: processes', () => {
         const left = [...new Set([detached, inGroup].flatMap((d) => processesWith(`sleep ${d}`)))];
         const ps = left.length === 0 ? '' : psOf(left);
         for (const pid of left) killHard(pid);
-        throw new Error(`${e.message}; still running:\n${ps}`);
+        const helper = `helper ${helperPid} ${processAlive(helperPid!) ? 'still alive' : 'gone'}`;
+        throw new Error(`${e.message}; ${helper}; still running:\n${ps}`);
       });
     } finally {
       await extra.kill();

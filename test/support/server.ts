@@ -7,7 +7,7 @@ import { TmuxPane, type Pane } from './pane.js';
 import { cmdlineOf, descendantsOf, killHard, processAlive, processesReferencing } from './processes.js';
 import { makePrivateDir, SOCKET_NAME } from './run-root.js';
 import { BASH_PROMPT_COMMAND, DEFAULT_PROMPT, DEFAULT_ZSHRC, ZSHENV } from './shells.js';
-import { killServerSync, panePath, runTmux, tmuxArg, tmuxBinary, zshBinary } from './tmux-command.js';
+import { killServerSync, panePath, runTmux, startTmuxServer, tmuxArg, tmuxBinary, zshBinary } from './tmux-command.js';
 import { DEFAULT_TIMEOUT_MS, waitUntil } from './waiting.js';
 
 /** The session every harness server holds its panes in. */
@@ -41,6 +41,8 @@ export interface TmuxServer {
 export interface ServerOptions {
   /** Added to (or, where undefined, removed from) the environment panes get. */
   env?: Record<string, string | undefined>;
+  /** A command (argv) the tmux server is started under, e.g. a mount namespace without some file. */
+  launcher?: string[];
 }
 
 export interface NewPaneOptions {
@@ -86,6 +88,7 @@ class Server implements TmuxServer {
     readonly baseDir: string,
     readonly env: Record<string, string>,
     public pid: number,
+    readonly launcher: string[] = [],
   ) {
     this.knownPids.add(pid);
   }
@@ -111,7 +114,7 @@ class Server implements TmuxServer {
       DEFAULT_TIMEOUT_MS,
       'the old tmux server to exit before the restart',
     );
-    await this.tmux(sessionArgs(this.home));
+    await startTmuxServer(this.tmuxBin, this.socket, this.env, sessionArgs(this.home), this.launcher);
     this.pid = await this.serverPid();
   }
 
@@ -286,9 +289,9 @@ export async function startServer(opts: ServerOptions = {}): Promise<TmuxServer>
   }
 
   try {
-    await runTmux(tmuxBin, socket, env, sessionArgs(home));
+    await startTmuxServer(tmuxBin, socket, env, sessionArgs(home), opts.launcher);
     const pid = Number((await runTmux(tmuxBin, socket, env, ['display-message', '-p', '#{pid}'])).trim());
-    const server = new Server(tmuxBin, socket, home, registryDir, baseDir, env, pid);
+    const server = new Server(tmuxBin, socket, home, registryDir, baseDir, env, pid, opts.launcher);
     liveServers.add(server);
     installExitHook();
     return server;

@@ -61,6 +61,29 @@ export function runTmux(tmuxBin: string, socket: string, env: Record<string, str
   });
 }
 
+/** The tmux call that starts a server (`new-session`), run under `launcher` (an argv prefix) when one is given. */
+export function startTmuxServer(
+  tmuxBin: string,
+  socket: string,
+  env: Record<string, string>,
+  args: string[],
+  launcher: string[] = [],
+): Promise<string> {
+  const [program, ...prefix] = launcher;
+  if (program === undefined) return runTmux(tmuxBin, socket, env, args);
+  return new Promise((resolve, reject) => {
+    execFile(
+      program,
+      [...prefix, tmuxBin, '-S', socket, '-f', '/dev/null', ...args],
+      { env, encoding: 'utf8' },
+      (err, stdout, stderr) =>
+        err
+          ? reject(new Error(`${launcher.join(' ')} tmux ${args.join(' ')}: ${stderr.trim() || err.message}`))
+          : resolve(stdout),
+    );
+  });
+}
+
 /** Synchronous `kill-server` on socket (for exit hooks and sweeps); true when a server was there. */
 export function killServerSync(tmuxBin: string, socket: string, env: Record<string, string>): boolean {
   return spawnSync(tmuxBin, ['-S', socket, '-f', '/dev/null', 'kill-server'], { env, timeout: 5000 }).status === 0;

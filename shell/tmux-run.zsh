@@ -168,7 +168,50 @@ _tmux_run_enroll() {
   zle -N _tmux_run_on_request
   zle -F -w $req _tmux_run_on_request
   precmd_functions=(${precmd_functions:#_tmux_run_precmd} _tmux_run_precmd)
+  _tmux_run_trap_int
   return 0
+}
+
+# _tmux_run_trap_int: while the helper starts, ^C (in the rest of .zshrc, or at the prompt)
+# abandons the enrollment, as it did when source waited: a TRAPINT that stops the helper, undoes
+# everything and then lets the interrupt do what it would have done. Only when the person has no
+# INT trap of their own (a TRAPINT function, or one set with `trap`): theirs is never replaced.
+_tmux_run_trap_int() {
+  emulate -L zsh
+  # (Not local: the trap outlives this function and source; none is saved to be restored.)
+  setopt local_options no_local_traps
+  (( ${+functions[TRAPINT]} )) && return 0
+  # `trap` lists the traps set with it; written to a file and read back, with no fork.
+  local list=$_tmux_run_base.trap
+  { trap >| $list } 2>/dev/null || return 0
+  local traps=$(<$list)
+  zf_rm -f -- $list 2>/dev/null
+  [[ $traps == *' INT'(|$'\n'*) ]] && return 0
+  functions[TRAPINT]='_tmux_run_interrupted; return $(( 128 + $1 ))'
+  typeset -g _tmux_run_trapped=1
+}
+
+# _tmux_run_untrap_int: removes the TRAPINT that _tmux_run_trap_int set (the helper answered, or
+# the enrollment ended), leaving any other alone.
+_tmux_run_untrap_int() {
+  emulate -L zsh
+  setopt local_options no_local_traps
+  [[ -n $_tmux_run_trapped ]] || return 0
+  unset _tmux_run_trapped
+  [[ ${functions[TRAPINT]-} == *_tmux_run_interrupted* ]] && unfunction TRAPINT
+  return 0
+}
+
+# _tmux_run_interrupted: ^C while the helper starts: the enrollment is abandoned, leaving nothing.
+_tmux_run_interrupted() {
+  emulate -L zsh
+  _tmux_run_untrap_int
+  [[ -n $_tmux_run_helper_pid && -z $_tmux_run_generation ]] || return 0
+  local pid=$_tmux_run_helper_pid
+  kill -TERM $pid 2>/dev/null
+  _tmux_run_teardown
+  _tmux_run_stop $pid
+  _tmux_run_say "tmux-run: not enrolled: interrupted while the helper was starting"
 }
 
 # _tmux_run_started LINE: the helper's first line while the shell waits for it: R GENERATION
@@ -178,6 +221,7 @@ _tmux_run_started() {
   emulate -L zsh
   setopt local_options extended_glob
   [[ -n $_tmux_run_generation ]] && return 0
+  _tmux_run_untrap_int
   local line=$1 generation enrollment reason
   if [[ $line == R\ * ]]; then
     generation=${${line#R }%% *} enrollment=${${line#R }#* }
@@ -595,12 +639,13 @@ _tmux_run_teardown() {
   fi
   [[ -n $_tmux_run_rsp_fd ]] && { exec {_tmux_run_rsp_fd}>&- } 2>/dev/null
   if [[ -n $_tmux_run_base ]]; then
-    zf_rm -f -- $_tmux_run_base.{req,rsp,env} 2>/dev/null
+    zf_rm -f -- $_tmux_run_base.{req,rsp,env,trap} 2>/dev/null
     [[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log 2>/dev/null
     [[ -n $_tmux_run_enrollment && $1 != keep-record ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
   fi
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
   zle -D _tmux_run_on_request 2>/dev/null
+  _tmux_run_untrap_int
   unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
   unset _tmux_run_inbuf _tmux_run_enrollment _tmux_run_always _tmux_run_asking _tmux_run_mode_sent
   unset _tmux_run_since _tmux_run_node

@@ -32,7 +32,7 @@ export const journalPath = (dir: string, enrollmentGeneration: string): string =
  * shell writes for each run, and the helper's log.
  */
 export const CHANNEL_PREFIX = 'ch.';
-export const CHANNEL = { request: '.req', reply: '.rsp', snapshot: '.env', log: '.log' } as const;
+export const CHANNEL = { request: '.req', reply: '.rsp', snapshot: '.env', log: '.log', traps: '.trap' } as const;
 export const CHANNEL_SUFFIXES: readonly string[] = Object.values(CHANNEL);
 
 /** Every file of the channel whose path prefix is `base`. */

@@ -2,7 +2,7 @@
 // ready or error line arrives later through the line editor. What happens to a start that the
 // person interrupts (^C), abandons (kill-pane, `exec zsh`, tmux_run_unenroll) or repeats
 // (sourced twice in start-up files), and the zsh set-ups people really have.
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { filesIn, helperChildren, helpersIn, listed, waitEmpty, waitListed } from '../support/enrollment.js';
@@ -103,18 +103,44 @@ describe('source returns at once', () => {
 });
 
 describe('a start that is interrupted, abandoned or repeated', () => {
-  it('^C at the prompt and of a command during the start does not stop it; the pane is enrolled', async () => {
+  it('^C at the prompt during the start abandons it: said once, no file, no process; then it enrolls as usual', async () => {
     const pane = await newPane();
     const shellPid = await pane.shellPid();
     expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
+    expect(helperChildren(shellPid)).toHaveLength(1);
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
+    const said = 'tmux-run: not enrolled: interrupted while the helper was starting';
+    await pane.waitFor((s) => s.includes(said));
+    await expectNothingLeft();
+    expect(helperChildren(shellPid)).toEqual([]);
+    await sleep(1500); // past the wrapper's second: nothing comes back
+    expect(await listed(server.registryDir)).toEqual([]);
+    expect(await pane.run('print -r -- ${+functions[TRAPINT]} ${+_tmux_run_helper_pid}')).toBe('0 0');
+    expect((await pane.capture()).split(said)).toHaveLength(2);
+    // Enrolled once the helper answered: ^C of a command changes nothing, and no trap is left.
+    expect((await pane.runWithStatus(SOURCE)).status).toBe(0);
+    const listing = await waitListed(pane, shellPid);
     await pane.type('sleep 5', { enter: true });
     await sleep(100);
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
     await pane.waitForPrompt();
+    expect(await pane.run('print -r -- ${+functions[TRAPINT]}')).toBe('0');
+    expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);
+    await pane.kill();
+    await expectNothingLeft();
+  });
+
+  it("a person's own INT trap is left alone: ^C during the start runs theirs and the pane is enrolled", async () => {
+    const pane = await newPane();
+    const shellPid = await pane.shellPid();
+    const theirs = join(server.baseDir, 'their-trap-ran');
+    await pane.run(`trap 'print -r -- theirs >> ${theirs}' INT`);
+    expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
+    await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
+    await waitUntil(() => existsSync(theirs), 5000, 'their trap to run');
     const listing = await waitListed(pane, shellPid);
     expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);
-    expect(await pane.run('echo fine')).toBe('fine');
+    expect(await pane.run('print -r -- ${+functions[TRAPINT]}')).toBe('0');
     await pane.kill();
     await expectNothingLeft();
   });

@@ -133,10 +133,19 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
   return true;
 }
 
-/** Gathers the facts for `plan`: resolves its paths, finds the repositories its writable trees hold. */
-export function gatherFacts(plan: SandboxPlan, maxDirs = REPO_SEARCH.maxDirs): SandboxFacts {
+/** Each path of `plan` with its real path and kind. */
+export function pathFacts(plan: SandboxPlan): Map<string, PathFact> {
   const paths = new Map<string, PathFact>();
   for (const p of planPaths(plan)) paths.set(p, pathFact(p));
+  return paths;
+}
+
+/** Gathers the facts for `plan`: resolves its paths, finds the repositories its writable trees hold. */
+export function gatherFacts(
+  plan: SandboxPlan,
+  maxDirs = REPO_SEARCH.maxDirs,
+  paths: ReadonlyMap<string, PathFact> = pathFacts(plan),
+): SandboxFacts {
   const repos = new RepoSet();
   // The cwd's own repository, found upwards; and any git directory a writable tree lies in (the
   // cwd at .git/hooks, a TMUX_RUN_SANDBOX_WRITE naming a .git): such a tree is refused.

@@ -201,6 +201,22 @@ export function dirsBetween(root: string, dir: string): string[] {
 
 const byDepth = (a: string, b: string): number => a.split('/').length - b.split('/').length || a.localeCompare(b);
 
+/**
+ * The refusals of the writable trees themselves (one that is or holds a home directory or
+ * $ZDOTDIR, or is, holds or lies in a hidden or read-only path): they need only the paths' facts,
+ * so the helper asks before it searches a tree for repositories (a cwd at / is refused at once).
+ */
+export function refuseWritable(plan: SandboxPlan, paths: ReadonlyMap<string, PathFact>): Refusal | undefined {
+  const fact = (p: string): PathFact => paths.get(p) ?? { real: p, kind: 'missing' };
+  for (const w of plan.writable) {
+    const f = fact(w.path);
+    if (f.kind === 'missing') continue;
+    const why = writableRefusal(plan, w, f.real, fact);
+    if (why) return { ok: false, message: why };
+  }
+  return undefined;
+}
+
 /** Why a writable tree may not be used, or undefined (pure). */
 function writableRefusal(
   plan: SandboxPlan,
@@ -246,6 +262,8 @@ function writableRefusal(
  */
 export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true; args: string[] } | Refusal {
   const fact = (p: string): PathFact => facts.paths.get(p) ?? { real: p, kind: 'missing' };
+  const refused = refuseWritable(plan, facts.paths);
+  if (refused) return refused;
   if (facts.searchGaveUp !== undefined) {
     return {
       ok: false,
@@ -255,10 +273,7 @@ export function sandboxArgs(plan: SandboxPlan, facts: SandboxFacts): { ok: true;
   const roots: string[] = [];
   for (const w of plan.writable) {
     const f = fact(w.path);
-    if (f.kind === 'missing') continue; // a missing TMUX_RUN_SANDBOX_WRITE path grants nothing
-    const why = writableRefusal(plan, w, f.real, fact);
-    if (why) return { ok: false, message: why };
-    roots.push(f.real);
+    if (f.kind !== 'missing') roots.push(f.real); // a missing TMUX_RUN_SANDBOX_WRITE path grants nothing
   }
   for (const repo of facts.repos) {
     const inside = plan.writable.find((w) => within(fact(w.path).real, repo.dir));

@@ -6,8 +6,8 @@ import { homedir, userInfo } from 'node:os';
 import type { Completion } from '../src/protocol/messages.js';
 import { completionOfStatus, parseWaiter, PERL, probeBwrap, WAITER, type ProbeResult } from '../src/os/bwrap.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import { planSandbox, sandboxArgs, type SandboxValue } from './sandbox-policy.js';
-import { gatherFacts } from './sandbox-facts.js';
+import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './sandbox-policy.js';
+import { gatherFacts, pathFacts } from './sandbox-facts.js';
 import type { Snapshot } from './shell-channel.js';
 import type { RunWrap } from './runner.js';
 
@@ -52,7 +52,11 @@ export async function sandboxFor(
   if (!planned.ok) return planned;
   const probe = await available();
   if (!probe.ok) return { ok: false, message: probe.reason };
-  const walls = sandboxArgs(planned.plan, gatherFacts(planned.plan));
+  // A writable tree that may not be (the cwd at ~ or /) is refused before the search for repositories.
+  const paths = pathFacts(planned.plan);
+  const refused = refuseWritable(planned.plan, paths);
+  if (refused) return refused;
+  const walls = sandboxArgs(planned.plan, gatherFacts(planned.plan, undefined, paths));
   if (!walls.ok) return walls;
   return {
     ok: true,

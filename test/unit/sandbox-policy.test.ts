@@ -9,6 +9,7 @@ import {
   dbusSockets,
   dirsBetween,
   planSandbox,
+  refuseWritable,
   sandboxArgs,
   shownValue,
   type OwnFacts,
@@ -255,6 +256,14 @@ describe('bwrap arguments', () => {
     expect(!z.ok && z.message).toMatch(/holds \/srv\/zsh\/conf/);
     // read-only at ~ is fine: nothing is writable.
     expect(sandboxArgs(plan({ TMUX_RUN_SANDBOX: 'read-only' }, '/home/u'), facts(['/home/u'])).ok).toBe(true);
+  });
+  it('says so before any search: the tree refusals need only the paths, and win over a search that gave up', () => {
+    for (const cwd of ['/home/u', '/']) {
+      expect(refuseWritable(plan({}, cwd), facts([cwd]).paths)?.message).toMatch(/is or holds \/home\/u/);
+      const r = sandboxArgs(plan({}, cwd), facts([cwd], [], { searchGaveUp: 20000 }));
+      expect(!r.ok && r.message).toMatch(/is or holds \/home\/u/);
+    }
+    expect(refuseWritable(plan(), facts(['/home/u/src/p']).paths)).toBeUndefined();
   });
   it('judges by real paths: a cwd that is a symlink to the home directory is refused', () => {
     const p = plan({}, '/work/link');

@@ -98,6 +98,15 @@ function showTail(name: string, t: StreamTail, total: number): string {
     : `${name} so far (${at}):\n${t.data}`;
 }
 
+/** For a stream cut by overflow tail: which of its bytes `data` holds (the rest were not kept). */
+function keptNote(s: Stream): string {
+  if (!s.truncated || s.kept_from === undefined) return '';
+  const kept = s.bytes - s.kept_from;
+  return kept === 0
+    ? '; none kept: over its limit (overflow tail)'
+    : `; only the last ${kept} kept, from byte ${s.kept_from}: over its limit (overflow tail)`;
+}
+
 /** A short text rendering of a result for clients that show text. */
 export function renderText(r: LongResult, tool = 'tmux_run'): string {
   if (isPending(r)) {
@@ -118,7 +127,7 @@ export function renderText(r: LongResult, tool = 'tmux_run'): string {
   const show = (name: string, s: Stream): string =>
     s.bytes === 0
       ? `${name}: (empty)`
-      : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}):\n${s.data}`;
+      : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}${keptNote(s)}):\n${s.data}`;
   return [
     `run ${d.authorization.run_id.slice(0, 8)} in pane ${d.target.id}: ${describeCompletion(d.completion)}`,
     show('stdout', d.stdout),

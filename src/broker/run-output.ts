@@ -66,6 +66,9 @@ export function renderOutput(r: OutputResult): string {
   if (!r.ok) return `tmux_run_output failed: ${r.error.code}: ${r.error.message} [delivery: ${r.error.delivery}]`;
   const d = r.data;
   const where = `${d.stream} of run ${d.run_id.slice(0, 8)} (${d.state}), bytes ${d.from} to ${d.to} of ${d.total_bytes}${d.finished ? ' (final)' : ' so far'}${d.kept_from > 0 ? `; bytes before ${d.kept_from} were not kept` : ''}`;
-  if (d.to === d.from) return `${where}: no bytes from offset ${d.from} yet`;
+  if (d.to === d.from)
+    return d.finished
+      ? `${where}: no bytes from offset ${d.from}; the stream ended at byte ${d.total_bytes}`
+      : `${where}: no bytes from offset ${d.from} yet`;
   return d.encoding === 'base64' ? `${where}, not UTF-8, base64:\n${d.data}` : `${where}:\n${d.data}`;
 }

@@ -33,14 +33,20 @@ export function pickRun(list: RunListing[], run: string): RunListing {
 }
 
 /** One line saying how the run ended. */
-function describe(r: LongResult, before: RunListing): string {
+export function describeStop(r: LongResult, before: RunListing): string {
   const id = before.run_id.slice(0, 8);
   if (isPending(r)) return `asked run ${id} to stop; it was still ${r.pending.state} after ${STOP_WAIT_MS / 1000} s`;
   if (before.state === 'finished') return `run ${id} had already finished; nothing was stopped`;
   if (r.ok) return `run ${id} ended by itself before it was stopped (exit ${r.data.completion.exit_status ?? '?'})`;
   const c = r.error.effects?.completion;
   const how =
-    c?.state === 'signaled' ? `signal ${c.signal}` : c?.state === 'exited' ? `exit ${c.exit_status}` : 'end unobserved';
+    c?.state === 'signaled'
+      ? `signal ${c.signal}`
+      : c?.state === 'exited'
+        ? `exit ${c.exit_status}`
+        : r.error.effects?.state === 'none'
+          ? 'it was still queued: it never ran'
+          : 'end unobserved';
   return `${r.error.code === 'cancelled' ? 'stopped' : r.error.code}: run ${id} in pane ${before.pane_id} (${how})`;
 }
 
@@ -79,7 +85,7 @@ Options:
       { by: 'person' },
     );
     if (args.options.has('json')) io.out(safeJson(r) + '\n');
-    else io.out(`${escapeControls(describe(r, target))}\n`);
+    else io.out(`${escapeControls(describeStop(r, target))}\n`);
     const failed = isPending(r) || (!r.ok && target.state !== 'finished' && r.error.code !== 'cancelled');
     return failed ? 1 : 0;
   },

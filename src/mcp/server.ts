@@ -171,6 +171,21 @@ function outputResult(r: OutputResult, log: (m: string) => void): CallToolResult
   return { content: [{ type: 'text', text: renderOutput(r) }], structuredContent: r, isError: !r.ok };
 }
 
+/** The text of a tmux_runs result: one line per held run, that a person reads as a sentence. */
+export function renderRuns(runs: RunListing[]): string {
+  if (runs.length === 0)
+    return 'No run is held. Runs started with tmux_run_start are listed here until their results are dropped.';
+  const outcome = (o: NonNullable<RunListing['outcome']>): string =>
+    o.ok ? (o.exit_status !== null ? `exit ${o.exit_status}` : `signal ${o.signal}`) : (o.code ?? 'failed');
+  return runs
+    .map((r) =>
+      escapeControls(
+        `${r.run_id} pane ${r.pane_id} (generation ${r.generation}): ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
+      ),
+    )
+    .join('\n');
+}
+
 async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
   const v = validateRunsInput(args);
   if (!v.ok)
@@ -194,16 +209,7 @@ async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolRe
       isError: true,
     };
   }
-  const text =
-    runs.length === 0
-      ? 'No run is held. Runs started with tmux_run_start are listed here until their results are dropped.'
-      : runs
-          .map((r) =>
-            escapeControls(
-              `${r.run_id} pane ${r.pane_id} (generation ${r.generation}) ${r.state}${r.background ? ' in the background' : ''}${r.outcome ? ` ${r.outcome.ok ? `exit ${r.outcome.exit_status ?? `signal ${r.outcome.signal}`}` : r.outcome.code}` : ''} queued ${r.queued_at}${r.held_until ? ` held until ${r.held_until}` : ''}`,
-            ),
-          )
-          .join('\n');
+  const text = renderRuns(runs);
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 

@@ -1,7 +1,8 @@
 // `tmux-run stop RUN` names one held run by its id or a prefix of at least 8 hex digits.
 import { describe, expect, it } from 'vitest';
 import type { RunListing } from '../../src/broker/long-run.js';
-import { pickRun, runPrefix } from '../../src/cli/stop.js';
+import { describeStop, pickRun, runPrefix } from '../../src/cli/stop.js';
+import { failure } from '../../src/broker/result.js';
 import { CliError, UsageError } from '../../src/cli/errors.js';
 
 const run = (run_id: string): RunListing => ({ run_id }) as RunListing;
@@ -19,5 +20,23 @@ describe('tmux-run stop RUN', () => {
     expect(() => pickRun(list, '99999999')).toThrow(/no held run/);
     expect(() => pickRun(list, 'abcdef0')).toThrow(CliError);
     expect(() => pickRun([...list, run('12345678' + 'e'.repeat(24))], '12345678')).toThrow(/2 held runs/);
+  });
+
+  it('says a queued run it stopped never ran, rather than that its end was unobserved', () => {
+    const queued = { ...run('abcdef01' + '0'.repeat(24)), pane_id: '%3', state: 'queued' } as RunListing;
+    const never = failure('cancelled', 'the run was cancelled while queued', 'observed', {
+      state: 'none',
+      authorization: null,
+      completion: { state: 'unobserved' },
+    });
+    expect(describeStop(never, queued)).toBe('stopped: run abcdef01 in pane %3 (it was still queued: it never ran)');
+    const lost = failure('helper_lost', 'the link broke', 'possibly_sent', {
+      state: 'unknown',
+      authorization: null,
+      completion: { state: 'unobserved' },
+    });
+    expect(describeStop(lost, { ...queued, state: 'running' })).toBe(
+      'helper_lost: run abcdef01 in pane %3 (end unobserved)',
+    );
   });
 });

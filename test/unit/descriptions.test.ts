@@ -1,0 +1,20 @@
+// What the tool descriptions tell an agent about big output, services and reading output: the
+// place it decides between tmux_run, `| tail` and tmux_run_start's options.
+import { describe, expect, it } from 'vitest';
+import { outputTool, runTool, runsTool, startTool, waitTool } from '../../src/mcp/tools.js';
+
+describe('tool descriptions', () => {
+  it("tmux_run's sends output bigger than any limit to tmux_run_start with overflow tail, not to `| tail`", () => {
+    expect(runTool.description).toMatch(/output_limit_exceeded: .*tmux_run_start with overflow "tail"/);
+    expect(runTool.description).toMatch(/piping into `tail` loses/);
+  });
+
+  it('the long-run tools say when to use overflow tail, background and tmux_run_output', () => {
+    expect(startTool.description).toMatch(/`overflow: "tail"`: for a run that may print more than its limit/);
+    expect(startTool.description).toMatch(/`background: true`: for a service or watcher/);
+    expect(startTool.description).toMatch(/Read its log with tmux_run_output/);
+    expect(waitTool.description).toMatch(/tmux_run_output to read a stream from any offset/);
+    expect(outputTool.description).toMatch(/background service's log/);
+    expect(runsTool.description).toMatch(/`background`/);
+  });
+});

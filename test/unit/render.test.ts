@@ -1,0 +1,79 @@
+// The text renderings a person (or an agent reading text only) sees for long-run results: a stream
+// cut by overflow tail says that only its end was kept, and a read past the end of a finished
+// stream does not promise more bytes.
+import { describe, expect, it } from 'vitest';
+import { renderText, type ToolResult } from '../../src/broker/result.js';
+import { renderOutput, type OutputResult } from '../../src/broker/run-output.js';
+
+const target = { kind: 'pane' as const, id: '%3', generation: 'g' };
+const authorization = {
+  state: 'authorized' as const,
+  run_id: 'a'.repeat(32),
+  script_digest: 'b'.repeat(64),
+  server_generation: '1.2.abc',
+  pane_id: '%3',
+  enrollment_generation: 'c'.repeat(32),
+  process_generation: 'd'.repeat(32),
+};
+
+function finished(stdout: Extract<ToolResult, { ok: true }>['data']['stdout']): ToolResult {
+  return {
+    ok: true,
+    data: {
+      target,
+      authorization,
+      completion: { state: 'exited', exit_status: 0, signal: null },
+      stdout,
+      stderr: { encoding: 'utf-8', data: '', bytes: 0, truncated: false },
+    },
+  };
+}
+
+describe('text of a final result', () => {
+  it('says when a stream kept only its last bytes (overflow tail)', () => {
+    const text = renderText(
+      finished({ encoding: 'utf-8', data: '200000\n', bytes: 1288895, truncated: true, kept_from: 1288888 }),
+      'tmux_run_wait',
+    );
+    expect(text).toContain('stdout (1288895 bytes; only the last 7 kept, from byte 1288888: over its limit');
+    const none = renderText(finished({ encoding: 'utf-8', data: '', bytes: 3, truncated: true, kept_from: 3 }));
+    expect(none).toContain('stdout (3 bytes; none kept');
+  });
+
+  it('is as before for a stream within its limit', () => {
+    const text = renderText(finished({ encoding: 'utf-8', data: 'hi\n', bytes: 3, truncated: false }));
+    expect(text).toBe('run aaaaaaaa in pane %3: exit status 0\nstdout (3 bytes):\nhi\n\nstderr: (empty)');
+  });
+});
+
+describe('text of a tmux_run_output chunk', () => {
+  const chunk = (over: Partial<Extract<OutputResult, { ok: true }>['data']>): OutputResult => ({
+    ok: true,
+    data: {
+      run_id: 'a'.repeat(32),
+      target,
+      state: 'finished',
+      stream: 'stdout',
+      from: 14,
+      to: 14,
+      encoding: 'utf-8',
+      data: '',
+      total_bytes: 13,
+      kept_from: 0,
+      finished: true,
+      ...over,
+    },
+  });
+
+  it('past the end of a finished stream says where it ended, not "yet"', () => {
+    const text = renderOutput(chunk({}));
+    expect(text).toContain('the stream ended at byte 13');
+    expect(text).not.toMatch(/yet/);
+  });
+
+  it('at the end of a running stream says no bytes yet', () => {
+    expect(renderOutput(chunk({ state: 'running', finished: false, from: 13, to: 13 }))).toMatch(
+      /no bytes from offset 13 yet$/,
+    );
+  });
+});

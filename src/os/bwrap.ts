@@ -24,7 +24,7 @@ export const STATUS_FD = 3;
  */
 export const WAITER =
   'open(my $s, "+<&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125;' +
-  ' my $g = ""; syswrite($s, "R") or exit 125; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125;' +
+  ' my $g = ""; syswrite($s, "R") or exit 125; $SIG{ALRM} = sub { exit 125 }; alarm 10; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;' +
   ' my $p = fork; exit 125 unless defined $p;' +
   ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
   ' syswrite($s, "S"); my $w = 0; while ((my $k = waitpid(-1, 0)) > 0) { if ($k == $p) { $w = $?; last } }' +
@@ -37,7 +37,9 @@ export const WAITER =
  * PR_SET_PDEATHSIG) only after it has started, and a parent that died before that never signals
  * it, so a helper SIGKILLed in the first milliseconds of a sandboxed run would leave the run going;
  * the helper's `G` proves it was alive after bwrap set that signal (bwrap's child, and so the
- * waiter, starts only then).
+ * waiter, starts only then). A helper that never answers (one started before an upgrade, whose
+ * runner does not know the question) fails closed after 10 s: the script is not started (a handler,
+ * since the namespace's init gets no signal whose action is the default).
  */
 export const WAITER_READY = 'R';
 export const WAITER_GO = 'G';

@@ -24,7 +24,7 @@ export const STATUS_FD = 3;
  */
 export const WAITER =
   'open(my $s, "+<&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125;' +
-  ' my $g = ""; syswrite($s, "R") or exit 125; $SIG{ALRM} = sub { exit 125 }; alarm 10; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;' +
+  ' my $g = ""; syswrite($s, "R") or exit 125; $SIG{ALRM} = sub { print STDERR "tmux-run: this pane\x27s helper did not answer the sandbox (it may be older than this install: enroll the pane again)\n"; exit 125 }; alarm 10; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;' +
   ' my $p = fork; exit 125 unless defined $p;' +
   ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
   ' syswrite($s, "S"); my $w = 0; while ((my $k = waitpid(-1, 0)) > 0) { if ($k == $p) { $w = $?; last } }' +

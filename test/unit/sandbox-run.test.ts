@@ -83,6 +83,16 @@ new Run({ script: 'sleep ' + process.argv[1], cwd: '/', env: { PATH: '/usr/bin:/
 process.kill(process.pid, 'SIGKILL');
 `;
 
+describe.skipIf(bwrap === undefined || !existsSync(PERL))('a helper that does not answer the waiter', () => {
+  it('gets sandbox_unavailable after 10 s, saying why, and the script never starts', async () => {
+    // A runner that does not know the question (an older helper) never answers it.
+    const o = await run('echo ran', { ...wrap(), handshake: { ready: 'not-this', go: WAITER_GO } });
+    expect(o.reason).toBe('sandbox_unavailable');
+    expect(o.stdout.toString()).toBe('');
+    expect(o.error).toMatch(/did not answer the sandbox .*enroll the pane again/);
+  }, 30_000);
+});
+
 describe.skipIf(bwrap === undefined || !existsSync(PERL))('a helper SIGKILLed right after it spawned bwrap', () => {
   it('leaves no sandboxed script running (the waiter starts it only on the helper’s go)', async () => {
     const tags = Array.from({ length: 8 }, (_, i) => `600.${process.pid}${i}7`);

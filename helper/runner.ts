@@ -5,6 +5,7 @@ import type { Completion, Overflow } from '../src/protocol/messages.js';
 import { groupAlive } from '../src/os/proc.js';
 import { terminateGroup } from '../src/os/process-group.js';
 import { monotonicMs } from '../src/protocol/trace.js';
+import type { Duplex } from 'node:stream';
 import { StreamStore } from './stream-store.js';
 
 export interface RunSpec {
@@ -26,6 +27,8 @@ export interface RunWrap {
   args: string[];
   /** The completion from what fd 3 carried and the wrapper's own end; undefined: the script never started. */
   completion: (status: string, code: number | null, signal: number | null) => Completion | undefined;
+  /** The waiter's first byte on fd 3 and the helper's answer to it, before the script may start. */
+  handshake: { ready: string; go: string };
 }
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
@@ -113,9 +116,16 @@ export class Run {
     child.stdout!.on('data', (c: Buffer) => this.collect('stdout', c));
     child.stderr!.on('data', (c: Buffer) => this.collect('stderr', c));
     if (this.spec.wrap) {
-      const status = child.stdio[3] as NodeJS.ReadableStream;
+      // The waiter asks before it starts the script; the answer proves this helper alive after bwrap
+      // set its parent-death signal (src/os/bwrap.ts, WAITER_READY).
+      const { ready, go } = this.spec.wrap.handshake;
+      const status = child.stdio[3] as Duplex;
       status.setEncoding('latin1');
-      status.on('data', (c: string) => (this.wrapStatus = (this.wrapStatus + c).slice(0, 64)));
+      status.on('error', () => undefined);
+      status.on('data', (c: string) => {
+        if (this.wrapStatus === '' && c.startsWith(ready) && this.reason === undefined) status.write(go);
+        this.wrapStatus = (this.wrapStatus + c).slice(0, 64);
+      });
     }
     let closed = false;
     child.once('close', () => {

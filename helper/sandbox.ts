@@ -4,7 +4,16 @@
 import { dirname } from 'node:path';
 import { homedir, userInfo } from 'node:os';
 import type { Completion } from '../src/protocol/messages.js';
-import { completionOfStatus, parseWaiter, PERL, probeBwrap, WAITER, type ProbeResult } from '../src/os/bwrap.js';
+import {
+  completionOfStatus,
+  parseWaiter,
+  PERL,
+  probeBwrap,
+  WAITER,
+  WAITER_GO,
+  WAITER_READY,
+  type ProbeResult,
+} from '../src/os/bwrap.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './sandbox-policy.js';
 import { gatherFacts, pathFacts } from './sandbox-facts.js';
@@ -61,7 +70,12 @@ export async function sandboxFor(
   return {
     ok: true,
     value: planned.plan.value,
-    wrap: { file: probe.bwrap, args: [...walls.args, '--', PERL, '-e', WAITER], completion: wrappedCompletion },
+    wrap: {
+      file: probe.bwrap,
+      args: [...walls.args, '--', PERL, '-e', WAITER],
+      completion: wrappedCompletion,
+      handshake: { ready: WAITER_READY, go: WAITER_GO },
+    },
   };
 }
 

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import type { Duplex } from 'node:stream';
 
 /** Where bwrap is looked for (never the person's PATH, which a project's tooling can change). */
 export const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'] as const;
@@ -22,10 +23,26 @@ export const STATUS_FD = 3;
  * script sends it.
  */
 export const WAITER =
-  'open(my $s, ">&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125; my $p = fork; exit 125 unless defined $p;' +
+  'open(my $s, "+<&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125;' +
+  ' my $g = ""; syswrite($s, "R") or exit 125; $SIG{ALRM} = sub { print STDERR "tmux-run: this pane\x27s helper did not answer the sandbox (it may be older than this install: enroll the pane again)\n"; exit 125 }; alarm 10; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;' +
+  ' my $p = fork; exit 125 unless defined $p;' +
   ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
   ' syswrite($s, "S"); my $w = 0; while ((my $k = waitpid(-1, 0)) > 0) { if ($k == $p) { $w = $?; last } }' +
   ' syswrite($s, "W $w\\n"); exit(($w & 127) ? 128 + ($w & 127) : ($w >> 8));';
+
+/**
+ * Before it starts the script the waiter writes `R` on descriptor 3 (a socket pair with the helper)
+ * and waits for the helper's `G` (GO): it exits 125 without starting anything when the helper's end
+ * is closed instead. bwrap's outer process sets its parent-death signal (`--die-with-parent`,
+ * PR_SET_PDEATHSIG) only after it has started, and a parent that died before that never signals
+ * it, so a helper SIGKILLed in the first milliseconds of a sandboxed run would leave the run going;
+ * the helper's `G` proves it was alive after bwrap set that signal (bwrap's child, and so the
+ * waiter, starts only then). A helper that never answers (one started before an upgrade, whose
+ * runner does not know the question) fails closed after 10 s: the script is not started (a handler,
+ * since the namespace's init gets no signal whose action is the default).
+ */
+export const WAITER_READY = 'R';
+export const WAITER_GO = 'G';
 
 /** What the waiter reported: whether the script was started, and its raw wait status when it ended. */
 export interface WaiterReport {
@@ -35,6 +52,7 @@ export interface WaiterReport {
 
 /** Parses what the waiter wrote on its descriptor (pure). */
 export function parseWaiter(data: string): WaiterReport {
+  if (data.startsWith(WAITER_READY)) data = data.slice(1);
   if (!data.startsWith('S')) return { started: false };
   const m = /^SW (\d{1,10})\n/.exec(data);
   return m ? { started: true, status: Number(m[1]) } : { started: true };
@@ -126,8 +144,13 @@ export async function probeBwrap(env: NodeJS.ProcessEnv = process.env, timeoutMs
     const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(0, 2000)));
-    (child.stdio[STATUS_FD] as NodeJS.ReadableStream).setEncoding('utf8');
-    (child.stdio[STATUS_FD] as NodeJS.ReadableStream).on('data', (c: string) => (status = (status + c).slice(0, 100)));
+    const link = child.stdio[STATUS_FD] as Duplex;
+    link.setEncoding('utf8');
+    link.on('error', () => undefined);
+    link.on('data', (c: string) => {
+      if (status === '' && c.startsWith(WAITER_READY)) link.write(WAITER_GO);
+      status = (status + c).slice(0, 100);
+    });
     child.once('error', (e) => {
       clearTimeout(timer);
       resolve({ ok: false, reason: `${bwrap} could not be started: ${e.message}` });

@@ -30,6 +30,7 @@ import {
   type Listener,
   observed,
   processesWith,
+  sleepsOf,
   finalRun,
   startRun,
   ran,
@@ -838,8 +839,10 @@ describe('sandbox: processes', () => {
         },
       );
       expect(s.pending, JSON.stringify(s)).toBeDefined();
+      // The sleeps themselves: bwrap's own argv holds the script, so matching it would kill the
+      // helper before the sandbox exists, and the test would not test a running sandbox.
       await waitUntil(
-        () => processesWith(`sleep ${detached}`).length > 0 && processesWith(`sleep ${inGroup}`).length > 0,
+        () => sleepsOf(detached).length > 0 && sleepsOf(inGroup).length > 0,
         10_000,
         'the sandboxed sleeps to start',
       );

@@ -114,6 +114,16 @@ export function processesWith(needle: string): number[] {
     .map((p) => p.pid);
 }
 
+/** The `sleep DURATION` processes themselves (not a bwrap, waiter or shell whose argv holds the text). */
+export function sleepsOf(duration: string): number[] {
+  return allCmdlines()
+    .filter((p) => {
+      const argv = p.argv.split('\0');
+      return argv[0] === 'sleep' && argv[1] === duration;
+    })
+    .map((p) => p.pid);
+}
+
 /** A `sleep` duration no other process has: a name for a process the test looks for in /proc. */
 export const uniqueSleep = (): string => `600.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}1`;
 

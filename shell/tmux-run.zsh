@@ -355,7 +355,8 @@ _tmux_run_answer() {
     print -rn -u $_tmux_run_rsp_fd -- "B $nonce $reason"$'\n'
     return 0
   fi
-  if [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]]; then
+  # (A sandbox value the helper does not know is refused by it, sandbox_unavailable: nothing to ask.)
+  if [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto && ${TMUX_RUN_SANDBOX:-off} == (off|workspace|workspace+net|read-only) ]]; then
     _tmux_run_approve $nonce
   elif _tmux_run_snapshot $nonce; then
     print -rn -u $_tmux_run_rsp_fd -- "K $nonce"$'\n'

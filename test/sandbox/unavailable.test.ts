@@ -41,6 +41,19 @@ describe('values the sandbox does not know', () => {
     },
   );
 
+  it('in ask mode too: an unknown value is refused sandbox_unavailable without asking the person', async () => {
+    const proj = fx().project();
+    await fx().sandbox('Workspace', proj);
+    await fx().type('TMUX_RUN_APPROVE=ask');
+    try {
+      const e = await refusedWithNothingRun(fx(), proj);
+      expect(e.code).toBe('sandbox_unavailable');
+      expect(await fx().pane.capture()).not.toContain('Run it?');
+    } finally {
+      await fx().type('unset TMUX_RUN_APPROVE');
+    }
+  });
+
   it.each<[string, (fx: SandboxFixture, proj: string) => string, string]>([
     ['a relative TMUX_RUN_SANDBOX_WRITE', () => `TMUX_RUN_SANDBOX_WRITE=build/out`, 'build/out'],
     ['a relative entry in a TMUX_RUN_SANDBOX_WRITE array', (_f, p) => `TMUX_RUN_SANDBOX_WRITE=('${p}' cache)`, 'cache'],

@@ -102,14 +102,31 @@ async function decideSandbox(
   }
 }
 
+/** Refuses a job taken from the queue before its script started: audited `refused`, then its reply. */
+export function refuseJob(
+  job: Job,
+  cx: Pick<DispatchContext, 'record' | 'audit' | 'settle'>,
+  code: ErrorCode,
+  message: string,
+): void {
+  const b = job.binding;
+  cx.audit.tryAppend({
+    event: 'refused',
+    run_id: b.run_id,
+    pane_id: cx.record.pane_id,
+    script_digest: b.script_digest,
+    outcome: code,
+  });
+  cx.settle(job, err(code, message, b.run_id));
+}
+
 /** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
 export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
   const b = job.binding;
   const rec = cx.record;
   const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
   const refuse = (code: ErrorCode, message: string): undefined => {
-    cx.audit.tryAppend({ event: 'refused', ...base, outcome: code });
-    cx.settle(job, err(code, message, b.run_id));
+    refuseJob(job, cx, code, message);
     return undefined;
   };
   if (job.cancelled) return undefined; // settled by cancel() or shutdown()

@@ -15,8 +15,8 @@ import { HeldRuns } from './held-runs.js';
 import type { RunOutcome } from './runner.js';
 import type { ShellChannel } from './shell-channel.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
-import { checkRun, revokeAuthorized, UsedRunIds, type Refusal } from './authorize.js';
-import { dispatch, shellBusy, type DispatchContext } from './dispatch.js';
+import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { dispatch, refuseJob, shellBusy, type DispatchContext } from './dispatch.js';
 import { reportOf } from './outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './waiters.js';
@@ -317,7 +317,7 @@ export class HelperService {
     if (!job) return;
     const full = job.background ? this.background.refusal(this.d.record.pane_id) : undefined;
     if (full) {
-      this.refuseBackground(job, full);
+      refuseJob(job, this.cx, full.code, full.message);
       void this.pump();
       return;
     }
@@ -346,19 +346,6 @@ export class HelperService {
     this.current = undefined;
     this.background.add(job);
     void this.pump();
-  }
-
-  /** A background run whose turn came while MAX_BACKGROUND_RUNS were running: refused, nothing ran. */
-  private refuseBackground(job: Job, why: Refusal): void {
-    const b = job.binding;
-    this.d.audit.tryAppend({
-      event: 'refused',
-      run_id: b.run_id,
-      pane_id: this.d.record.pane_id,
-      script_digest: b.script_digest,
-      outcome: why.code,
-    });
-    this.settle(job, err(why.code, why.message, b.run_id));
   }
 
   /** The run's final reply first; its audit end entry and notice follow in the same turn (outcome.ts). */

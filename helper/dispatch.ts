@@ -108,6 +108,7 @@ export function refuseJob(
   cx: Pick<DispatchContext, 'record' | 'audit' | 'settle'>,
   code: ErrorCode,
   message: string,
+  detail: Record<string, string> = {},
 ): void {
   const b = job.binding;
   cx.audit.tryAppend({
@@ -116,6 +117,7 @@ export function refuseJob(
     pane_id: cx.record.pane_id,
     script_digest: b.script_digest,
     outcome: code,
+    ...detail,
   });
   cx.settle(job, err(code, message, b.run_id));
 }
@@ -125,8 +127,8 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   const b = job.binding;
   const rec = cx.record;
   const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
-  const refuse = (code: ErrorCode, message: string): undefined => {
-    refuseJob(job, cx, code, message);
+  const refuse = (code: ErrorCode, message: string, detail?: Record<string, string>): undefined => {
+    refuseJob(job, cx, code, message, detail);
     return undefined;
   };
   if (job.cancelled) return undefined; // settled by cancel() or shutdown()
@@ -186,7 +188,11 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
     return undefined;
   }
-  if (!walls.ok) return refuse('sandbox_unavailable', walls.message);
+  if (!walls.ok) {
+    // The trail says which walls were asked for and why they could not be built, as the reply does.
+    const asked = answer.snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
+    return refuse('sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
+  }
   // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
   // whoever finds it dead stop the run (src/broker/orphans.ts).
   try {

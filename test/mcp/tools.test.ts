@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_TOOLS, type McpHandle, startMcp } from '../support/mcp.js';
 import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
@@ -87,6 +87,23 @@ describe('tools/list', () => {
     })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect((r.content as Array<{ text: string }>)[0]!.text).toMatch(/unknown property "pane"/);
+  });
+
+  it('answers arguments that are not an object with Invalid params (-32602), for every tool, and the server goes on', async () => {
+    for (const name of ALL_TOOLS) {
+      for (const args of ['foo', [1], 7]) {
+        const err = await fx.mcp.client
+          .request({ method: 'tools/call', params: { name, arguments: args as never } }, CallToolResultSchema)
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(err, `${name} ${JSON.stringify(args)}`).toBeInstanceOf(McpError);
+        expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+        expect((err as McpError).message).toMatch(/arguments/);
+      }
+    }
+    expect((await fx.mcp.client.listTools()).tools.map((t) => t.name).sort()).toEqual(ALL_TOOLS);
   });
 });
 

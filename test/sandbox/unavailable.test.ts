@@ -22,6 +22,13 @@ async function refusedWithNothingRun(fx: SandboxFixture, cwd: string): Promise<R
   expect(existsSync(marker), `${marker} must not exist`).toBe(false);
   // No start entry in the audit trail for it either: it never ran.
   expect(fx.audit().filter((a) => a.event === 'start' && a.script_digest === sha256(script))).toEqual([]);
+  // Its refusal is there, saying which walls were asked for and why they could not be built.
+  const refusals = fx.audit().filter((a) => a.event === 'refused' && a.script_digest === sha256(script));
+  expect(refusals).toHaveLength(1);
+  expect(refusals[0]!.outcome).toBe('sandbox_unavailable');
+  expect(typeof refusals[0]!.sandbox).toBe('string');
+  expect(refusals[0]!.reason).toMatch(/\w{10}/);
+  expect(e.message.startsWith(refusals[0]!.reason)).toBe(true);
   return e;
 }
 
@@ -36,6 +43,7 @@ describe('values the sandbox does not know', () => {
       await refusedWithNothingRun(fx(), proj);
       // The next run is refused the same way: a typo never runs unconfined.
       await refusedWithNothingRun(fx(), proj);
+      expect(fx().audit().filter((a) => a.event === 'refused').at(-1)!.sandbox).toBe(value);
       // And the person sees it: tmux_enrolled_panes says the pane's sandbox is invalid.
       expect((await fx().listedWhen((p) => p.sandbox === 'invalid')).sandbox).toBe('invalid');
     },

@@ -22,6 +22,7 @@ import { LinkLimit } from '../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
 import { HelperService } from './service.js';
 import { RunJournal } from '../src/enrollment/run-journal.js';
+import { BUILD_ID } from '../src/protocol/build.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
 class EnrollError extends Error {}
@@ -163,6 +164,7 @@ async function main(): Promise<void> {
     channel: base,
     enrolled_at: new Date().toISOString(),
     secret: secret.toString('hex'),
+    build: BUILD_ID,
   };
 
   // The same process, still running (a zombie, dead but not yet reaped, does not count).

@@ -8,6 +8,7 @@ import type { HeldAuth } from '../protocol/messages.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
 import { recordProblem, recordsFor } from './registry.js';
+import { BUILD_ID } from '../protocol/build.js';
 import { authorizationOf, failure, type Authorization, type Target, type ToolResult } from './result.js';
 import { escapeControls } from './escape.js';
 
@@ -68,6 +69,12 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
     return refuse(
       'not_enrolled',
       `pane ${target.id} has no valid enrollment with generation ${target.generation}: its record in the registry is not trustworthy (${problem}); list panes again with tmux_enrolled_panes`,
+    );
+  }
+  if (rec.build !== BUILD_ID) {
+    return refuse(
+      'helper_outdated',
+      `pane ${target.id}'s helper was started by another build of tmux-run (${rec.build ? `build ${rec.build}` : 'an older one'}; this server is build ${BUILD_ID}), which may not speak its protocol: the person can enroll the pane again (source shell/tmux-run.zsh in it) or open a new pane, then list panes again with tmux_enrolled_panes${after}`,
     );
   }
   return rec;

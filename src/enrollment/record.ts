@@ -24,6 +24,8 @@ export interface EnrollmentRecord {
   enrolled_at: string;
   /** HMAC key for this enrollment, hex. Only this user can read the file. */
   secret: string;
+  /** The helper's build (BUILD_ID in src/protocol/build.ts); missing in records of older builds. */
+  build?: string;
 }
 
 /** Writes the record 0600 under a temporary name, then renames it into place. */
@@ -102,7 +104,8 @@ function isRecord(r: unknown): r is EnrollmentRecord {
     typeof x.channel === 'string' &&
     typeof x.enrolled_at === 'string' &&
     typeof x.secret === 'string' &&
-    /^[a-f0-9]{64}$/.test(x.secret)
+    /^[a-f0-9]{64}$/.test(x.secret) &&
+    (x.build === undefined || (typeof x.build === 'string' && /^[a-f0-9]{1,64}$/.test(x.build)))
   );
 }
 

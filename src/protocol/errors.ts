@@ -8,6 +8,7 @@ export const ERROR_CODES = [
   'stale_generation',
   'unsafe_directory',
   'helper_unreachable',
+  'helper_outdated',
   'shell_busy',
   'editor_not_empty',
   'cwd_unavailable',

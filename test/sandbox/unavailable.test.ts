@@ -43,7 +43,12 @@ describe('values the sandbox does not know', () => {
       await refusedWithNothingRun(fx(), proj);
       // The next run is refused the same way: a typo never runs unconfined.
       await refusedWithNothingRun(fx(), proj);
-      expect(fx().audit().filter((a) => a.event === 'refused').at(-1)!.sandbox).toBe(value);
+      expect(
+        fx()
+          .audit()
+          .filter((a) => a.event === 'refused')
+          .at(-1)!.sandbox,
+      ).toBe(value);
       // And the person sees it: tmux_enrolled_panes says the pane's sandbox is invalid.
       expect((await fx().listedWhen((p) => p.sandbox === 'invalid')).sandbox).toBe('invalid');
     },

@@ -5,6 +5,7 @@ import { dirname, isAbsolute } from 'node:path';
 import { auditPath } from '../audit/audit-log.js';
 import { checkRegistryDir, resolveRegistryDir } from '../enrollment/layout.js';
 import { listEnrolled, scanRecords } from '../broker/registry.js';
+import { BUILD_ID } from '../protocol/build.js';
 import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
@@ -141,20 +142,33 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
   if (!registry.ok) return pass('enrollments', 'not checked: the registry directory is unsafe');
   if (!existsSync(dir)) return pass('enrollments', 'no panes enrolled');
   try {
-    const records = scanRecords(dir).length;
+    const records = scanRecords(dir);
     const live = await listEnrolled(dir);
     const names = live.map((p) => p.pane_id).join(', ');
-    const stale = records - live.length;
+    const stale = records.length - live.length;
     const staleText =
       stale > 0
         ? `; ${stale} record${stale === 1 ? '' : 's'} of helpers that do not answer ('tmux-run panes' removes those that are gone)`
         : '';
-    return pass(
-      'enrollments',
+    const detail =
       live.length === 0
         ? `no panes enrolled${staleText}`
-        : `${live.length} pane${live.length === 1 ? '' : 's'} enrolled and answering (${names})${staleText}`,
-    );
+        : `${live.length} pane${live.length === 1 ? '' : 's'} enrolled and answering (${names})${staleText}`;
+    // A helper started before an upgrade runs the old code: servers of this build refuse it.
+    const builds = new Map(records.map((r) => [r.enrollment_generation, r.build]));
+    const older = live.filter((p) => builds.get(p.enrollment_generation) !== BUILD_ID).map((p) => p.pane_id);
+    if (older.length > 0) {
+      return {
+        ...fail(
+          'enrollments',
+          `${detail}; ${older.join(', ')} enrolled by another build of tmux-run (agents' runs there are refused helper_outdated)`,
+          'enroll those panes again: run tmux_run_unenroll, then source the snippet, in each (or open new panes)',
+        ),
+        ok: true,
+        warning: true,
+      };
+    }
+    return pass('enrollments', detail);
   } catch (e) {
     return fail('enrollments', `cannot list enrollments: ${(e as Error).message}`, 'see the registry check above');
   }

@@ -9,7 +9,8 @@ import { BUILD_ID } from '../../src/protocol/build.js';
 import { waitListed } from '../support/enrollment.js';
 import { markerPath, touchScript } from '../support/markers.js';
 import { listedPanes } from '../support/mcp.js';
-import { ROOT, SOURCE } from '../support/product.js';
+import { productEnv, ROOT, SOURCE } from '../support/product.js';
+import { runCli } from '../support/cli.js';
 import { withServer } from '../support/lifecycle.js';
 import { callWith, errorOf } from './support.js';
 
@@ -61,6 +62,17 @@ describe('a pane enrolled by another build of tmux-run', () => {
       );
       expect((start.structuredContent as Record<string, any>).error.code).toBe('helper_outdated');
 
+      // tmux-run doctor tells the person which pane to enroll again (a warning: doctor still passes).
+      const doctor = async () => {
+        const r = await runCli(['doctor', '--json'], productEnv(server));
+        expect(r.code, r.stderr).toBe(0);
+        return (JSON.parse(r.stdout) as Array<Record<string, unknown>>).find((c) => c.check === 'enrollments')!;
+      };
+      const warned = await doctor();
+      expect(warned).toMatchObject({ ok: true, warning: true });
+      expect(warned.detail).toContain(`${old.pane_id} enrolled by another build of tmux-run`);
+      expect(warned.fix).toMatch(/tmux_run_unenroll, then source the snippet/);
+
       // The person enrolls the pane again with this build: the same shell, a new enrollment.
       expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
       expect((await pane.runWithStatus(SOURCE)).status).toBe(0);
@@ -69,6 +81,7 @@ describe('a pane enrolled by another build of tmux-run', () => {
       const ok = await callWith(mcp, now, touchScript(marker));
       expect(ok.structured.ok, JSON.stringify(ok.structured)).toBe(true);
       expect(existsSync(marker)).toBe(true);
+      expect(await doctor()).toMatchObject({ ok: true, fix: null });
       expect((await pane.runWithStatus('tmux_run_unenroll')).status).toBe(0);
     });
   });

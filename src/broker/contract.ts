@@ -62,6 +62,10 @@ export function describeErrors(errors: ErrorObject[] | null | undefined): string
       return e.instancePath === '/script'
         ? `${where} must not contain NUL characters`
         : `${where} must match ${(e.params as { pattern: string }).pattern}`;
+    case 'enum':
+      return `${where} must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `${where} must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
     default:
       return `${where} ${e.message ?? 'is invalid'}`;
   }

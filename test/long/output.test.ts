@@ -131,6 +131,9 @@ describe('live output', () => {
         delivery: 'not_sent',
       });
     }
+    // The refusal says what the stream must be, not only that it is not allowed.
+    const stdin = (await mcp.client.callTool({ name: 'tmux_run_output', arguments: bad[0] })) as any;
+    expect(stdin.structuredContent.error.message).toContain('argument stream must be one of "stdout", "stderr"');
     const unknown = await readOutput(mcp.client, listing, { run_id: some, stream: 'stdout' });
     expect(unknown.error).toMatchObject({ code: 'unknown_run', delivery: 'not_sent', effects: { state: 'none' } });
     const staleRes = (await mcp.client.callTool({

@@ -244,16 +244,22 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
   const structured = { panes };
   const out = validatePanesOutput(structured);
   if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
-  const text =
-    panes.length === 0
-      ? 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.'
-      : panes
-          .map((p) =>
-            // One line per pane, whatever its names hold (a newline in a directory name included).
-            escapeControls(
-              `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} cwd ${JSON.stringify(p.cwd)}`,
-            ),
-          )
-          .join('\n');
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  return { content: [{ type: 'text', text: renderPanes(panes) }], structuredContent: structured };
+}
+
+/**
+ * The text of a tmux_enrolled_panes result, for a client that shows only text: one line per pane,
+ * whatever its names hold (a newline in a directory name included), with what decides how a run
+ * goes there: its state, the person's ask mode and sandbox as of their last prompt, and the queue.
+ */
+export function renderPanes(panes: PaneListing[]): string {
+  if (panes.length === 0)
+    return 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.';
+  return panes
+    .map((p) =>
+      escapeControls(
+        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}`,
+      ),
+    )
+    .join('\n');
 }

@@ -34,6 +34,10 @@ describe('sandbox smoke: workspace in a real pane', () => {
   it('lists the pane with its sandbox as of its last prompt', async () => {
     const p = await listedWhen(mcp.client, pane, (x) => x.sandbox === 'workspace');
     expect(p.sandbox).toBe('workspace');
+    // An agent whose client shows only the text sees it too, with the ask mode.
+    const r = await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} });
+    const text = (r.content as { type: string; text: string }[]).find((c) => c.type === 'text')?.text ?? '';
+    expect(text.split('\n').find((l) => l.startsWith(`${pane.id} `))).toMatch(/ mode auto sandbox workspace queued 0 /);
   });
 
   it('writes in the cwd tree, not beside it, with the live exports, and audits the sandbox', async () => {

@@ -1,7 +1,7 @@
 // What the tool descriptions tell an agent about big output, services and reading output: the
 // place it decides between tmux_run, `| tail` and tmux_run_start's options.
 import { describe, expect, it } from 'vitest';
-import { outputTool, runTool, runsTool, startTool, waitTool } from '../../src/mcp/tools.js';
+import { outputTool, panesTool, runTool, runsTool, startTool, waitTool } from '../../src/mcp/tools.js';
 
 describe('tool descriptions', () => {
   it("tmux_run's sends output bigger than any limit to tmux_run_start with overflow tail, not to `| tail`", () => {
@@ -16,5 +16,19 @@ describe('tool descriptions', () => {
     expect(waitTool.description).toMatch(/tmux_run_output to read a stream from any offset/);
     expect(outputTool.description).toMatch(/background service's log/);
     expect(runsTool.description).toMatch(/`background`/);
+  });
+
+  it("tmux_run's says what to do on the person's refusals and with a sandboxed pane", () => {
+    expect(runTool.description).toMatch(/denied: the person refused it .*do not retry it without talking to them/);
+    expect(runTool.description).toMatch(/approval_timeout: the person did not answer/);
+    expect(runTool.description).toMatch(/sandbox_unavailable: .*nothing ran; tell the person/);
+    expect(runTool.description).toMatch(/helper_outdated: .*enroll it again/);
+    expect(runTool.description).toMatch(/`sandbox` other than `off`, a write outside the allowed paths fails/);
+  });
+
+  it("tmux_enrolled_panes' names every state and explains mode, sandbox and queued", () => {
+    for (const word of ['`idle`', '`busy`', '`running`', '`awaiting_approval`', '`mode` `ask`', '`queued`'])
+      expect(panesTool.description).toContain(word);
+    expect(panesTool.description).toMatch(/`sandbox` other than `off` means runs are confined \(`workspace`: /);
   });
 });

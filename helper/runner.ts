@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Completion, Overflow } from '../src/protocol/messages.js';
 import { groupAlive } from '../src/os/proc.js';
-import { terminateGroup } from '../src/os/process-group.js';
+import { KILL_GRACE_MS, terminateGroup } from '../src/os/process-group.js';
 import { monotonicMs } from '../src/protocol/trace.js';
 import type { Duplex } from 'node:stream';
 import { StreamStore } from './stream-store.js';
@@ -29,6 +29,11 @@ export interface RunWrap {
   completion: (status: string, code: number | null, signal: number | null) => Completion | undefined;
   /** The waiter's first byte on fd 3 and the helper's answer to it, before the script may start. */
   handshake: { ready: string; go: string };
+  /**
+   * Where a stop's SIGTERM goes, given the wrapper's pid: the waiter, which passes it on to the
+   * script's group (the wrapper would die of it, and the sandbox's end SIGKILLs the script).
+   */
+  termPid?: (wrapperPid: number) => number | undefined;
 }
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
@@ -159,7 +164,7 @@ export class Run {
   stop(reason: 'cancelled' | 'output_limit_exceeded'): void {
     if (this.reason !== undefined || this.finished) return;
     this.reason = reason;
-    if (this.pgid !== undefined) terminateGroup(this.pgid);
+    if (this.pgid !== undefined) terminateGroup(this.pgid, KILL_GRACE_MS, this.spec.wrap?.termPid?.(this.pgid));
     if (this.completion) this.end(reason);
   }
 

@@ -15,6 +15,7 @@ import {
   type ProbeResult,
 } from '../src/os/bwrap.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
+import { childrenOf, procArgv } from '../src/os/proc.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './sandbox-policy.js';
 import { gatherFacts, pathFacts } from './sandbox-facts.js';
 import type { Snapshot } from './shell-channel.js';
@@ -40,6 +41,14 @@ export function wrappedCompletion(status: string, code: number | null, signal: n
   return signal !== null
     ? { state: 'signaled', exit_status: null, signal }
     : { state: 'exited', exit_status: code ?? 0, signal: null };
+}
+
+/** The waiter's pid as the helper sees it (bwrap's child), or undefined while bwrap still makes the sandbox. */
+export function waiterPid(bwrapPid: number): number | undefined {
+  return childrenOf(bwrapPid).find((pid) => {
+    const argv = procArgv(pid);
+    return argv?.[0] === PERL && argv[1] === '-e' && argv[2] === WAITER;
+  });
 }
 
 export type SandboxDecision =
@@ -75,6 +84,7 @@ export async function sandboxFor(
       args: [...walls.args, '--', PERL, '-e', WAITER],
       completion: wrappedCompletion,
       handshake: { ready: WAITER_READY, go: WAITER_GO },
+      termPid: waiterPid,
     },
   };
 }

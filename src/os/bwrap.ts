@@ -20,13 +20,16 @@ export const STATUS_FD = 3;
  * which it marks close-on-exec first; then exits as the script did, and the kernel ends every
  * process left in the namespace before bwrap learns of that exit. bwrap alone reports a signal as
  * 128+N, which an `exit 143` cannot be told from. As the namespace's init it ignores the signals a
- * script sends it.
+ * script sends it, but SIGTERM, which it passes on to the script's group: the helper stops a
+ * sandboxed run by sending SIGTERM to the waiter (bwrap would die of it, and the namespace's end
+ * would SIGKILL the script before it could clean up), then SIGKILL to bwrap after the grace.
  */
 export const WAITER =
   'open(my $s, "+<&=", 3) or exit 125; fcntl($s, 2, 1) or exit 125;' +
   ' my $g = ""; syswrite($s, "R") or exit 125; $SIG{ALRM} = sub { print STDERR "tmux-run: this pane\x27s helper did not answer the sandbox (it may be older than this install: enroll the pane again)\n"; exit 125 }; alarm 10; (sysread($s, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;' +
   ' my $p = fork; exit 125 unless defined $p;' +
   ' if (!$p) { setpgrp(0, 0); exec { $ARGV[0] } @ARGV; exit 127 }' +
+  ' $SIG{TERM} = sub { kill("TERM", -$p) or kill("TERM", $p) };' +
   ' syswrite($s, "S"); my $w = 0; while ((my $k = waitpid(-1, 0)) > 0) { if ($k == $p) { $w = $?; last } }' +
   ' syswrite($s, "W $w\\n"); exit(($w & 127) ? 128 + ($w & 127) : ($w >> 8));';
 

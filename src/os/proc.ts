@@ -99,6 +99,15 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
+/** The children of a live process (/proc/PID/task/PID/children: those of its main thread), or none. */
+export function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 /** The arguments a live process was started with (/proc/PID/cmdline), or undefined. */
 export function procArgv(pid: number): string[] | undefined {
   try {

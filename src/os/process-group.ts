@@ -20,12 +20,19 @@ const killGroup = (pgid: number): void => {
 /**
  * Sends SIGTERM to a process group, then SIGKILL after a grace if anything is left. The timer
  * does not keep the process alive, so the SIGKILL is sent at once if this process exits first.
+ * With `termPid`, the SIGTERM goes to that process only (a sandbox's waiter, which passes it on to
+ * the script's own group), or to the group when that process is gone; the SIGKILL to the group.
  */
-export function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_MS): void {
+export function terminateGroup(pgid: number, graceMs: number = KILL_GRACE_MS, termPid?: number): void {
   try {
-    process.kill(-pgid, 'SIGTERM');
+    process.kill(termPid ?? -pgid, 'SIGTERM');
   } catch {
-    return; // the group is empty
+    if (termPid === undefined) return; // the group is empty
+    try {
+      process.kill(-pgid, 'SIGTERM');
+    } catch {
+      return;
+    }
   }
   if (pendingKills.has(pgid)) return;
   if (pendingKills.size === 0 && !process.listeners('exit').includes(killPendingGroups))

@@ -6,6 +6,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditEventually } from '../support/audit.js';
+import { cancel, readOutput, start } from '../long/support.js';
+import { waitUntil } from '../support/waiting.js';
 import { fresh, ran, textOf, useSandboxFixture } from './support.js';
 
 const fx = useSandboxFixture();
@@ -130,6 +132,42 @@ describe('a sandboxed run reports as any run', () => {
     expect(textOf(join(proj, 'in.txt'))).toBe('inside\n');
     const signaled = await fx().runLong('kill -TERM $$');
     expect(signaled.data.completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
+  });
+});
+
+describe('a sandboxed run is stopped as any run', () => {
+  // SIGTERM, then SIGKILL after the grace, to the script's own group: a script that cleans up on
+  // SIGTERM gets to, and the result is the script's own end, not bwrap's.
+  const stopped = async (script: string): Promise<Record<string, any>> => {
+    const { mcp, listing } = fx();
+    const started = await start(mcp.client, listing, `${script}; echo up; while :; do sleep 0.1; done`);
+    const runId = started.pending.run_id as string;
+    await waitUntil(async () => {
+      const o = await readOutput(mcp.client, listing, { run_id: runId, stream: 'stdout' });
+      return o.data.data === 'up\n' || undefined;
+    });
+    const s = await cancel(mcp.client, listing, runId);
+    expect(s.ok, JSON.stringify(s).slice(0, 600)).toBe(false);
+    expect(s.error).toMatchObject({ code: 'cancelled', delivery: 'observed', effects: { state: 'known' } });
+    return s.error.effects.completion as Record<string, any>;
+  };
+
+  it('a cancelled script that traps SIGTERM runs its trap and reports its own exit', async () => {
+    const proj = fx().project();
+    await fx().sandbox('workspace', proj);
+    const completion = await stopped('trap "touch cleaned; exit 9" TERM');
+    expect(completion).toEqual({ state: 'exited', exit_status: 9, signal: null });
+    expect(existsSync(join(proj, 'cleaned'))).toBe(true);
+  });
+
+  it('a cancelled script that ignores SIGTERM ends by the SIGKILL that follows', async () => {
+    await fx().sandbox('workspace', fx().project());
+    expect(await stopped("trap '' TERM")).toEqual({ state: 'signaled', exit_status: null, signal: 9 });
+  });
+
+  it('a cancelled script that does not handle SIGTERM is signaled 15', async () => {
+    await fx().sandbox('read-only', fx().project());
+    expect(await stopped('true')).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
   });
 });
 

@@ -115,6 +115,8 @@ export const startTool = {
     '(for example `curl` against the server). Overflow is then tail (overflow "stop" is refused); at most 8 run at once',
     'per pane (too_many_background_runs). Read its log with tmux_run_output; stop it with tmux_run_cancel when done;',
     'it also ends when its script exits, the person runs `tmux-run stop RUN`, or the enrollment ends. It is not a daemon.',
+    'In a pane whose `sandbox` has no network (`workspace`, `read-only`), each run has a network of its own: a service',
+    'started there cannot be reached from your other runs (127.0.0.1 included); it works with `workspace+net` or `off`.',
     PENDING,
     LONG_ERRORS,
   ].join(' '),

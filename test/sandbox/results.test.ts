@@ -171,6 +171,29 @@ describe('a sandboxed run is stopped as any run', () => {
   });
 });
 
+describe('a background service in a sandboxed pane', () => {
+  // Each run gets its own network namespace when the sandbox has no network: a service started in
+  // the background is reachable from the pane's other runs only with workspace+net.
+  it.each<[string, string]>([
+    ['workspace', '7'],
+    ['workspace+net', '0 hello'],
+  ])('%s: a later run reaching it on 127.0.0.1 gets %s', async (mode, expected) => {
+    const { mcp, listing } = fx();
+    await fx().sandbox(mode, fx().project());
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const server = `exec node -e 'require("http").createServer((q, r) => r.end("hello")).listen(${port}, "127.0.0.1", () => console.log("listening"))'`;
+    const svc = await start(mcp.client, listing, server, { background: true });
+    const runId = svc.pending.run_id as string;
+    await waitUntil(async () => {
+      const o = await readOutput(mcp.client, listing, { run_id: runId, stream: 'stdout' });
+      return o.data.data === 'listening\n' || undefined;
+    });
+    const reach = `node -e 'require("http").get("http://127.0.0.1:${port}/", (r) => r.on("data", (d) => { console.log("0 " + d); process.exit(0); })).on("error", () => { console.log("7"); process.exit(0); })'`;
+    expect(ran(await fx().run(reach)).stdout.data).toBe(`${expected}\n`);
+    expect((await cancel(mcp.client, listing, runId)).error.code).toBe('cancelled');
+  });
+});
+
 describe('the person sees the sandbox', () => {
   it.each<[string, string]>([
     ['workspace', 'workspace'],

@@ -151,10 +151,11 @@ export class Run {
   }
 
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
-    if (this.reason !== undefined) return;
+    // Past its limit a stream is not collected; a cancelled run's last words (a TERM trap) are.
+    if (this.reason === 'output_limit_exceeded') return;
     const store = this[which];
     store.append(chunk);
-    if (store.total > store.capacity && this.spec.overflow !== 'tail') {
+    if (this.reason === undefined && store.total > store.capacity && this.spec.overflow !== 'tail') {
       this.overflow = which;
       this.stop('output_limit_exceeded');
     }

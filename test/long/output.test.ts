@@ -9,6 +9,7 @@ import { enrolledPane } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import { markerDir } from '../support/markers.js';
 import type { McpHandle } from '../support/mcp.js';
+import { waitUntil } from '../support/waiting.js';
 import { cancel, chunkBytes, finalOf, readAll, readOutput, runIdOf, start, targetOf, wait } from './support.js';
 
 describe('live output', () => {
@@ -49,6 +50,23 @@ describe('live output', () => {
     ).toBe(true);
     const final = await finalOf(mcp.client, listing, id);
     expect(final.data.stdout.data).toBe([1, 2, 3, 4, 5, 6, 7, 8].map((n) => `line ${n}\n`).join(''));
+  });
+
+  it('a cancelled run keeps what it printed while it stopped (its TERM trap), readable afterwards', async () => {
+    const s = await start(
+      mcp.client,
+      listing,
+      'trap "echo cleaning up; exit 9" TERM; echo up; while :; do sleep 0.1; done',
+    );
+    const id = runIdOf(s);
+    await waitUntil(
+      async () =>
+        (await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' })).data.data === 'up\n' || undefined,
+    );
+    const c = await cancel(mcp.client, listing, id, 10_000);
+    expect(c.error.effects.completion).toEqual({ state: 'exited', exit_status: 9, signal: null });
+    const o = await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' });
+    expect(o.data).toMatchObject({ data: 'up\ncleaning up\n', total_bytes: 15, finished: true });
   });
 
   it('a pending tail is the last 2048 bytes, starting on a character', async () => {

@@ -25,6 +25,7 @@ describe('tool descriptions', () => {
     expect(runTool.description).toMatch(/sandbox_unavailable: .*nothing ran; tell the person/);
     expect(runTool.description).toMatch(/helper_outdated: .*enroll it again/);
     expect(runTool.description).toMatch(/`sandbox` other than `off`, a write outside the allowed paths fails/);
+    expect(runTool.description).toMatch(/nothing a run starts outlives it \(setsid\s+included\)/);
   });
 
   it("tmux_enrolled_panes' names every state and explains mode, sandbox and queued", () => {

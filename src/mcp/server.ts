@@ -10,7 +10,8 @@ import {
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
-import { listEnrolled, type PaneListing } from '../broker/registry.js';
+import { listEnrolled, scanRecords, type PaneListing } from '../broker/registry.js';
+import { BUILD_ID } from '../protocol/build.js';
 import { runTool as runToolCall, type Progress } from '../broker/run-tool.js';
 import { heldTool, listHeldRuns, startTool as startToolCall, type RunListing } from '../broker/long-run.js';
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
@@ -244,21 +245,30 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
   const structured = { panes };
   const out = validatePanesOutput(structured);
   if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
-  return { content: [{ type: 'text', text: renderPanes(panes) }], structuredContent: structured };
+  // A helper of another build is live, so listed, but refuses this server's runs: the text says so.
+  const outdated = new Set(
+    panes.length === 0
+      ? []
+      : scanRecords(o.dir)
+          .filter((r) => r.build !== BUILD_ID)
+          .map((r) => r.generation),
+  );
+  return { content: [{ type: 'text', text: renderPanes(panes, outdated) }], structuredContent: structured };
 }
 
 /**
  * The text of a tmux_enrolled_panes result, for a client that shows only text: one line per pane,
  * whatever its names hold (a newline in a directory name included), with what decides how a run
- * goes there: its state, the person's ask mode and sandbox as of their last prompt, and the queue.
+ * goes there: its state, the person's ask mode and sandbox as of their last prompt, and the queue;
+ * and, for a generation in `outdated`, that its helper is of another build and refuses runs.
  */
-export function renderPanes(panes: PaneListing[]): string {
+export function renderPanes(panes: PaneListing[], outdated: ReadonlySet<string> = new Set()): string {
   if (panes.length === 0)
     return 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.';
   return panes
     .map((p) =>
       escapeControls(
-        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}`,
+        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}`,
       ),
     )
     .join('\n');

@@ -43,6 +43,12 @@ describe('a pane enrolled by another build of tmux-run', () => {
 
       // Listed (the pane is enrolled), but a run never reaches its helper.
       expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([old.generation]);
+      // ... and its text tells an agent so before it tries.
+      const listText = async (): Promise<string> => {
+        const r = await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} });
+        return (r.content as { type: string; text: string }[]).map((c) => c.text).join('\n');
+      };
+      expect(await listText()).toMatch(/another build of tmux-run: runs are refused helper_outdated/);
       const marker = markerPath(server);
       const e = errorOf(await callWith(mcp, old, touchScript(marker)));
       expect(e.code).toBe('helper_outdated');
@@ -78,6 +84,7 @@ describe('a pane enrolled by another build of tmux-run', () => {
       expect((await pane.runWithStatus(SOURCE)).status).toBe(0);
       const now = await waitListed(pane, shellPid);
       expect(now.generation).not.toBe(old.generation);
+      expect(await listText()).not.toMatch(/another build/);
       const ok = await callWith(mcp, now, touchScript(marker));
       expect(ok.structured.ok, JSON.stringify(ok.structured)).toBe(true);
       expect(existsSync(marker)).toBe(true);

@@ -44,4 +44,12 @@ describe('tmux_enrolled_panes text', () => {
     expect(text).not.toContain('\u001b');
     expect(renderPanes([])).toMatch(/^No pane is enrolled\. Ask the person to source shell\/tmux-run\.zsh/);
   });
+
+  it('says which panes have a helper of another build, that refuses runs until enrolled again', () => {
+    const lines = renderPanes([base, { ...base, pane_id: '%4', generation: 'g2' }], new Set(['g2'])).split('\n');
+    expect(lines[0]).not.toMatch(/another build/);
+    expect(lines[1]).toMatch(
+      / \(its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again\)$/,
+    );
+  });
 });

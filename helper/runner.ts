@@ -146,10 +146,12 @@ export class Run {
   }
 
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
-    if (this.reason !== undefined) return;
+    // A run over its limit keeps nothing more; a cancelled one keeps what it prints while it stops
+    // (a TERM trap's last words), within the store's bounds.
+    if (this.reason === 'output_limit_exceeded') return;
     const store = this[which];
     store.append(chunk);
-    if (store.total > store.capacity && this.spec.overflow !== 'tail') {
+    if (this.reason === undefined && store.total > store.capacity && this.spec.overflow !== 'tail') {
       this.overflow = which;
       this.stop('output_limit_exceeded');
     }

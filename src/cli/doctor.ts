@@ -134,6 +134,12 @@ function checkAudit(env: NodeJS.ProcessEnv): Check {
     return fail('audit', `${file} belongs to uid ${st.uid}, not to you`, `remove ${q}`);
   if ((st.mode & 0o077) !== 0)
     return fail('audit', `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${q}`);
+  if ((st.mode & 0o600) !== 0o600)
+    return fail(
+      'audit',
+      `${file} is not writable (mode ${(st.mode & 0o777).toString(8)}), so every run is refused (audit_unavailable)`,
+      `chmod 600 ${q}`,
+    );
   return pass('audit', `${file} is a private file (0600, yours)`);
 }
 

@@ -151,7 +151,8 @@ export class Run {
   }
 
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
-    // Past its limit a stream is not collected; a cancelled run's last words (a TERM trap) are.
+    // A run over its limit keeps nothing more; a cancelled one keeps what it prints while it stops
+    // (a TERM trap's last words), within the store's bounds.
     if (this.reason === 'output_limit_exceeded') return;
     const store = this[which];
     store.append(chunk);

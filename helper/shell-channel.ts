@@ -3,7 +3,7 @@
 // A NONCE SECONDS at once, the helper sends P NONCE DETAILS, and the person's key comes back as
 // K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
 // question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { freshId } from '../src/enrollment/generation.js';
 import { CHANNEL } from '../src/enrollment/layout.js';
@@ -242,6 +242,13 @@ export class ShellChannel {
       }
     } catch {
       return { ok: false, reason: 'snapshot_failed' };
+    } finally {
+      // The snapshot holds the person's exported environment: no copy stays on disk once read.
+      try {
+        unlinkSync(this.base + CHANNEL.snapshot);
+      } catch {
+        // already gone, or not ours to remove (the shell refuses anything but a plain file)
+      }
     }
     const snapshot = parseSnapshot(data, nonce);
     return snapshot ? { ok: true, snapshot, approval: result.k, answeredAt } : { ok: false, reason: 'snapshot_failed' };

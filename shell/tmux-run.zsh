@@ -112,8 +112,12 @@ _tmux_run_enroll() {
     return 1
   fi
   local node=${TMUX_RUN_NODE:-node}
-  if (( ! $+commands[$node] )) && [[ $node != */* || ! -x $node ]]; then
-    print -ru2 -- "tmux-run: not enrolled: node was not found on PATH (set TMUX_RUN_NODE to its path)"
+  if (( ! $+commands[$node] )) && [[ $node != */* || ! -f $node || ! -x $node ]]; then
+    if [[ -n ${TMUX_RUN_NODE-} ]]; then
+      print -ru2 -- "tmux-run: not enrolled: TMUX_RUN_NODE=$node is not a program that can be run (set it to node's absolute path, or unset it to use node on PATH)"
+    else
+      print -ru2 -- "tmux-run: not enrolled: node was not found on PATH (set TMUX_RUN_NODE to its path)"
+    fi
     return 1
   fi
 

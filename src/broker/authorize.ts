@@ -74,7 +74,7 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
   if (rec.build !== BUILD_ID) {
     return refuse(
       'helper_outdated',
-      `pane ${target.id}'s helper was started by another build of tmux-run (${rec.build ? `build ${rec.build}` : 'an older one'}; this server is build ${BUILD_ID}), which may not speak its protocol: the person can enroll the pane again (source shell/tmux-run.zsh in it) or open a new pane, then list panes again with tmux_enrolled_panes${after}`,
+      `pane ${target.id}'s helper was started by another build of tmux-run (${rec.build ? `build ${rec.build}` : 'an older one'}; this server is build ${BUILD_ID}), which may not speak its protocol: the person can enroll the pane again (tmux_run_unenroll, then source shell/tmux-run.zsh, in it: sourcing it alone says the pane is already enrolled) or open a new pane, then list panes again with tmux_enrolled_panes${after}`,
     );
   }
   return rec;

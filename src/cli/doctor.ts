@@ -134,6 +134,12 @@ function checkAudit(env: NodeJS.ProcessEnv): Check {
     return fail('audit', `${file} belongs to uid ${st.uid}, not to you`, `remove ${q}`);
   if ((st.mode & 0o077) !== 0)
     return fail('audit', `${file} is open to other users (mode ${(st.mode & 0o777).toString(8)})`, `chmod 600 ${q}`);
+  if ((st.mode & 0o600) !== 0o600)
+    return fail(
+      'audit',
+      `${file} is not writable (mode ${(st.mode & 0o777).toString(8)}), so every run is refused (audit_unavailable)`,
+      `chmod 600 ${q}`,
+    );
   return pass('audit', `${file} is a private file (0600, yours)`);
 }
 
@@ -157,12 +163,27 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
     // A helper started before an upgrade runs the old code: servers of this build refuse it.
     const builds = new Map(records.map((r) => [r.enrollment_generation, r.build]));
     const older = live.filter((p) => builds.get(p.enrollment_generation) !== BUILD_ID).map((p) => p.pane_id);
+    const warnings: Array<{ detail: string; fix: string }> = [];
     if (older.length > 0) {
+      warnings.push({
+        detail: `${older.join(', ')} enrolled by another build of tmux-run (agents' runs there are refused helper_outdated)`,
+        fix: 'enroll those panes again: run tmux_run_unenroll, then source the snippet, in each (or open new panes)',
+      });
+    }
+    // A TMUX_RUN_SANDBOX value that is not known (a typo) refuses every run in that pane.
+    const invalid = live.filter((p) => p.sandbox === 'invalid').map((p) => p.pane_id);
+    if (invalid.length > 0) {
+      warnings.push({
+        detail: `${invalid.join(', ')} ${invalid.length === 1 ? 'sets' : 'set'} a TMUX_RUN_SANDBOX that tmux-run does not know (agents' runs there are refused sandbox_unavailable)`,
+        fix: 'set TMUX_RUN_SANDBOX to off, workspace, workspace+net or read-only in those panes',
+      });
+    }
+    if (warnings.length > 0) {
       return {
         ...fail(
           'enrollments',
-          `${detail}; ${older.join(', ')} enrolled by another build of tmux-run (agents' runs there are refused helper_outdated)`,
-          'enroll those panes again: run tmux_run_unenroll, then source the snippet, in each (or open new panes)',
+          [detail, ...warnings.map((w) => w.detail)].join('; '),
+          warnings.map((w) => w.fix).join('; '),
         ),
         ok: true,
         warning: true,

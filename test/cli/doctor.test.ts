@@ -101,6 +101,19 @@ describe('tmux-run doctor', () => {
     expect(r.stdout).toMatch(/^FAIL\s+audit\s+.*mode 644.*fix: chmod 600 /m);
   });
 
+  it('fails when the audit trail is not writable (every run would be refused audit_unavailable)', async () => {
+    // A 0400 trail passed as "a private file (0600, yours)" while each run was refused.
+    mkdirSync(join(box.stateDir, 'tmux-run'), { mode: 0o700, recursive: true });
+    const trail = join(box.stateDir, 'tmux-run', 'audit.jsonl');
+    writeFileSync(trail, '');
+    chmodSync(trail, 0o400);
+    const r = await runCli(['doctor'], box.env);
+    chmodSync(trail, 0o600);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^FAIL\s+audit\s+.*not writable \(mode 400\).*fix: chmod 600 /m);
+    expect((await runCli(['doctor'], box.env)).stdout).toMatch(/^ok\s+audit\s+.*a private file \(0600, yours\)/m);
+  });
+
   it('fails when tmux or zsh is missing from PATH', async () => {
     const r = await runCli(['doctor', '--json'], { ...box.env, PATH: join(box.dir, 'empty-bin') });
     expect(r.code).toBe(1);

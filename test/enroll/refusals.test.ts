@@ -192,8 +192,18 @@ describe('what only the helper can find out, and helpers that fail', () => {
   });
 
   it('a node that is not found is refused at once, by the snippet', async () => {
-    await expectRefusal(pane, `TMUX_RUN_NODE=/nonexistent/node source ${SNIPPET}`, /node was not found on PATH/);
-    await expectRefusal(pane, `TMUX_RUN_NODE=no-such-node-here source ${SNIPPET}`, /node was not found on PATH/);
+    // A TMUX_RUN_NODE that is wrong is named as such (it said "node was not found on PATH (set
+    // TMUX_RUN_NODE to its path)" to a person who had set it), a directory included.
+    const wrong =
+      /: TMUX_RUN_NODE=\S+ is not a program that can be run \(set it to node's absolute path, or unset it to use node on PATH\)$/;
+    await expectRefusal(pane, `TMUX_RUN_NODE=/nonexistent/node source ${SNIPPET}`, wrong);
+    await expectRefusal(pane, `TMUX_RUN_NODE=no-such-node-here source ${SNIPPET}`, wrong);
+    await expectRefusal(pane, `TMUX_RUN_NODE=${server.baseDir} source ${SNIPPET}`, wrong);
+    await expectRefusal(
+      pane,
+      `PATH=/nonexistent source ${SNIPPET}`,
+      /: node was not found on PATH \(set TMUX_RUN_NODE to its path\)$/,
+    );
     await expectNothingLeft(pane);
   });
 

@@ -56,7 +56,11 @@ describe('a pane enrolled by another build of tmux-run', () => {
       expect(e.effects?.state).toBe('none');
       expect(e.message).toContain(`build ${OTHER_BUILD}`);
       expect(e.message).toContain(`this server is build ${BUILD_ID}`);
-      expect(e.message).toMatch(/source shell\/tmux-run\.zsh/);
+      // What it tells the person to do must work: sourcing the snippet alone in an enrolled shell
+      // only says it is enrolled (the message said "source shell/tmux-run.zsh in it").
+      expect(e.message).toMatch(/tmux_run_unenroll, then source shell\/tmux-run\.zsh/);
+      expect((await pane.run(SOURCE)).trim()).toMatch(/^tmux-run: pane %\d+ is already enrolled/);
+      expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([old.generation]);
       expect(e.message).toMatch(/nothing was run/);
       const target = { kind: 'pane', id: old.pane_id, generation: old.generation };
       const start = await mcp.client.request(

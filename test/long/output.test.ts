@@ -7,9 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
+import { auditEventually } from '../support/audit.js';
 import { markerDir } from '../support/markers.js';
 import type { McpHandle } from '../support/mcp.js';
-import { waitUntil } from '../support/waiting.js';
 import { cancel, chunkBytes, finalOf, readAll, readOutput, runIdOf, start, targetOf, wait } from './support.js';
 
 describe('live output', () => {
@@ -50,23 +50,6 @@ describe('live output', () => {
     ).toBe(true);
     const final = await finalOf(mcp.client, listing, id);
     expect(final.data.stdout.data).toBe([1, 2, 3, 4, 5, 6, 7, 8].map((n) => `line ${n}\n`).join(''));
-  });
-
-  it('a cancelled run keeps what it printed while it stopped (its TERM trap), readable afterwards', async () => {
-    const s = await start(
-      mcp.client,
-      listing,
-      'trap "echo cleaning up; exit 9" TERM; echo up; while :; do sleep 0.1; done',
-    );
-    const id = runIdOf(s);
-    await waitUntil(
-      async () =>
-        (await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' })).data.data === 'up\n' || undefined,
-    );
-    const c = await cancel(mcp.client, listing, id, 10_000);
-    expect(c.error.effects.completion).toEqual({ state: 'exited', exit_status: 9, signal: null });
-    const o = await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' });
-    expect(o.data).toMatchObject({ data: 'up\ncleaning up\n', total_bytes: 15, finished: true });
   });
 
   it('a pending tail is the last 2048 bytes, starting on a character', async () => {
@@ -162,5 +145,30 @@ describe('live output', () => {
     // Nothing changed: the run's output is still there.
     const again = await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout', from: 108890 });
     expect(again.data).toMatchObject({ from: 108890, to: 108894, data: '000\n' });
+  });
+
+  it('what a run prints while it is being stopped (its TERM trap) is kept and counted', async () => {
+    // A service saying goodbye on SIGTERM, stopped by tmux_run_cancel: its last words were
+    // dropped (0 bytes counted) though the script printed them and exited 3.
+    const script = `trap 'echo "stopping: state saved"; echo bye >&2; exit 3' TERM; echo started; sleep 60`;
+    const s = await start(mcp.client, listing, script);
+    const id = runIdOf(s);
+    let p: Record<string, any> = s.pending;
+    for (let i = 0; i < 40 && p.stdout_bytes < 8; i++) p = (await wait(mcp.client, listing, id, 250)).pending;
+    expect(p.stdout_tail.data).toBe('started\n');
+    const c = await cancel(mcp.client, listing, id, 10_000);
+    expect(c.error).toMatchObject({ code: 'cancelled', effects: { completion: { state: 'exited', exit_status: 3 } } });
+    const out = await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' });
+    expect(out.data).toMatchObject({ data: 'started\nstopping: state saved\n', finished: true, kept_from: 0 });
+    // (/bin/sh may say first that its sleep was Terminated.)
+    const err = await readOutput(mcp.client, listing, { run_id: id, stream: 'stderr' });
+    expect(err.data.data).toMatch(/bye\n$/);
+    const end = await auditEventually(scope.server, id, (e) => e.event === 'end');
+    expect(end).toMatchObject({
+      outcome: 'cancelled',
+      exit_status: 3,
+      stdout_bytes: 30,
+      stderr_bytes: err.data.total_bytes,
+    });
   });
 });

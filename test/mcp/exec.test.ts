@@ -1,5 +1,7 @@
 // tmux_run end to end: what a script sees and what comes back (status, signals, streams,
 // encodings, stdin, descriptors, environment, background jobs), through the real stack.
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive } from '../support/processes.js';
 import { waitUntil } from '../support/waiting.js';
@@ -125,6 +127,20 @@ describe('tmux_run: secrets stay out of the script', () => {
     expect(names.filter((n) => /^_?tmux_run/i.test(n) && !['TMUX_RUN_DIR', 'TMUX_RUN_NOTIFY'].includes(n))).toEqual([]);
     // No 64-hex value (the shape of a token or secret) anywhere in the environment.
     expect(text.split('---')[0]!).not.toMatch(/=[a-f0-9]{64}$/m);
+  });
+
+  it("leaves no copy of the shell's exported environment in the registry once the run has it", async () => {
+    // The shell hands its exported environment (API keys included) to the helper in a file of the
+    // shell channel; that file stayed in the registry until the next run or the end of the enrollment.
+    const value = `rev-${process.pid}-exported-key`;
+    await fx.pane.run(`export SOME_API_KEY=${value}`);
+    expect(ok(await fx.run('printf %s "$SOME_API_KEY"')).stdout.data).toBe(value);
+    const holding = readdirSync(fx.server.registryDir).filter((n) => {
+      const st = lstatSync(join(fx.server.registryDir, n));
+      return st.isFile() && readFileSync(join(fx.server.registryDir, n), 'latin1').includes(value);
+    });
+    await fx.pane.run('unset SOME_API_KEY');
+    expect(holding).toEqual([]);
   });
 });
 

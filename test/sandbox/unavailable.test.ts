@@ -4,6 +4,8 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { productEnv } from '../support/product.js';
 import { findExecutable, STANDARD_PATH } from '../support/tmux-command.js';
 import { sha256 } from '../mcp/support.js';
 import { expectSandboxRefusal, fresh, ran, type SandboxFixture, useSandboxFixture } from './support.js';
@@ -65,6 +67,20 @@ describe('values the sandbox does not know', () => {
     } finally {
       await fx().type('unset TMUX_RUN_APPROVE');
     }
+  });
+
+  it('tmux-run doctor names a pane whose TMUX_RUN_SANDBOX is not known, as a warning', async () => {
+    // A typo refuses every agent's run there, and nothing in the pane says so: doctor, which
+    // "checks the whole chain and says what to fix", passed it without a word.
+    const proj = fx().project();
+    await fx().sandbox('Workspace', proj);
+    const pane = await fx().listedWhen((p) => p.sandbox === 'invalid');
+    const r = await runCli(['doctor', '--json'], productEnv(fx().server));
+    expect(r.code, r.stdout).toBe(0);
+    const check = (JSON.parse(r.stdout) as Array<Record<string, any>>).find((c) => c.check === 'enrollments')!;
+    expect(check).toMatchObject({ ok: true, warning: true });
+    expect(check.detail).toContain(`${pane.pane_id} sets a TMUX_RUN_SANDBOX that tmux-run does not know`);
+    expect(check.fix).toMatch(/set TMUX_RUN_SANDBOX to off, workspace, workspace\+net or read-only/);
   });
 
   it.each<[string, (fx: SandboxFixture, proj: string) => string, string]>([

@@ -111,8 +111,15 @@ function keptNote(s: Stream): string {
 export function renderText(r: LongResult, tool = 'tmux_run'): string {
   if (isPending(r)) {
     const p = r.pending;
+    // A cancel that did not wait long enough for the end: the stop is under way, not just asked for.
+    const stopping = tool === 'tmux_run_cancel' && p.state === 'running';
+    const next = stopping
+      ? 'stopping: its process group got SIGTERM (SIGKILL follows after the grace); call tmux_run_wait with this run_id for its result'
+      : p.background
+        ? 'read its output with tmux_run_output, stop it with tmux_run_cancel when done'
+        : 'call tmux_run_wait with this run_id for its result';
     return [
-      `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')}${p.background ? ' in the background' : ''} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); ${p.background ? 'read its output with tmux_run_output, stop it with tmux_run_cancel when done' : 'call tmux_run_wait with this run_id for its result'}`,
+      `run ${p.run_id} in pane ${p.target.id} is ${p.state.replace('_', ' ')}${p.background ? ' in the background' : ''} after ${Math.round(p.elapsed_ms / 1000)} s (${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far); ${next}`,
       showTail('stdout', p.stdout_tail, p.stdout_bytes),
       showTail('stderr', p.stderr_tail, p.stderr_bytes),
     ]

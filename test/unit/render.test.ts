@@ -2,7 +2,7 @@
 // cut by overflow tail says that only its end was kept, and a read past the end of a finished
 // stream does not promise more bytes.
 import { describe, expect, it } from 'vitest';
-import { renderText, type ToolResult } from '../../src/broker/result.js';
+import { renderText, type LongResult, type ToolResult } from '../../src/broker/result.js';
 import { renderOutput, type OutputResult } from '../../src/broker/run-output.js';
 
 const target = { kind: 'pane' as const, id: '%3', generation: 'g' };
@@ -43,6 +43,39 @@ describe('text of a final result', () => {
   it('is as before for a stream within its limit', () => {
     const text = renderText(finished({ encoding: 'utf-8', data: 'hi\n', bytes: 3, truncated: false }));
     expect(text).toBe('run aaaaaaaa in pane %3: exit status 0\nstdout (3 bytes):\nhi\n\nstderr: (empty)');
+  });
+});
+
+describe('text of a pending result', () => {
+  const tail = { encoding: 'utf-8' as const, data: 'up\n', from: 0 };
+  const pending = (background: boolean): LongResult => ({
+    pending: {
+      run_id: 'a'.repeat(32),
+      target,
+      authorization,
+      state: 'running',
+      elapsed_ms: 4000,
+      stdout_bytes: 3,
+      stderr_bytes: 0,
+      stdout_tail: tail,
+      stderr_tail: { ...tail, data: '' },
+      background,
+    },
+  });
+
+  it('after a cancel that did not wait for the end, says the stop is under way', () => {
+    for (const bg of [false, true]) {
+      const text = renderText(pending(bg), 'tmux_run_cancel');
+      expect(text).toContain('is running');
+      expect(text).toContain('stopping: its process group got SIGTERM');
+      expect(text).not.toContain('stop it with tmux_run_cancel');
+    }
+  });
+
+  it('from a wait, says what to call next', () => {
+    expect(renderText(pending(false), 'tmux_run_wait')).toContain('call tmux_run_wait with this run_id');
+    expect(renderText(pending(true), 'tmux_run_wait')).toContain('stop it with tmux_run_cancel when done');
+    expect(renderText(pending(false), 'tmux_run_wait')).not.toContain('stopping');
   });
 });
 

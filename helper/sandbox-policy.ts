@@ -243,7 +243,15 @@ function writableRefusal(
     for (const p of list) {
       const real = fact(p).real;
       if (within(real, root) || within(root, real)) {
-        return `${what}, which ${within(real, root) ? 'is or holds' : 'lies inside'} the ${kind} path ${p}; ${fix}`;
+        const holds = within(real, root);
+        // (A project directory can hold a hidden path the person listed: "cd into a project" would not help.)
+        const here =
+          w.from !== 'cwd'
+            ? fix
+            : holds
+              ? `cd into a directory that does not hold it${kind === 'hidden' ? ' (or take it out of TMUX_RUN_SANDBOX_HIDE, if it is there)' : ''}, or use TMUX_RUN_SANDBOX=read-only`
+              : 'cd out of it';
+        return `${what}, which ${holds ? 'is or holds' : 'lies inside'} the ${kind} path ${p}; ${here}`;
       }
     }
   }

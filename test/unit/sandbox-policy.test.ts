@@ -293,6 +293,17 @@ describe('bwrap arguments', () => {
     const ok = ops(argsOf(plan({ TMUX_RUN_SANDBOX_WRITE: '/srv/cache' }), facts([...base, '/srv/cache'])));
     expect(ok).toContainEqual(['--bind', '/srv/cache', '/srv/cache']);
   });
+  it('tells a person whose cwd holds or lies in a hidden or read-only path what would help (not "cd into a project")', () => {
+    const holds = sandboxArgs(
+      plan({ TMUX_RUN_SANDBOX_HIDE: '/home/u/src/p/secrets' }, '/home/u/src/p'),
+      facts([...base, '/home/u/src/p', '/home/u/src/p/secrets']),
+    );
+    expect(!holds.ok && holds.message).toMatch(
+      /current directory \/home\/u\/src\/p, which is or holds the hidden path \/home\/u\/src\/p\/secrets; cd into a directory that does not hold it \(or take it out of TMUX_RUN_SANDBOX_HIDE, if it is there\), or use TMUX_RUN_SANDBOX=read-only$/,
+    );
+    const inside = sandboxArgs(plan({}, '/home/u/.ssh/keys'), facts([...base, '/home/u/.ssh/keys']));
+    expect(!inside.ok && inside.message).toMatch(/lies inside the hidden path \/home\/u\/.ssh; cd out of it$/);
+  });
   it('refuses when the search for repositories gave up', () => {
     const r = sandboxArgs(plan(), facts(base, [], { searchGaveUp: 20000 }));
     expect(!r.ok && r.message).toMatch(/more than 20000 directories/);

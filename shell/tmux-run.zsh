@@ -185,9 +185,13 @@ _tmux_run_trap_int() {
   # (Not local: the trap outlives this function and source; none is saved to be restored.)
   setopt local_options no_local_traps
   (( ${+functions[TRAPINT]} )) && return 0
-  # `trap` lists the traps set with it; written to a file and read back, with no fork.
-  local list=$_tmux_run_base.trap
-  { trap >| $list } 2>/dev/null || return 0
+  # `trap` lists the traps set with it; written to a private file (0600, whatever the umask) and
+  # read back, with no fork.
+  local list=$_tmux_run_base.trap fd=
+  zf_rm -f -- $list 2>/dev/null
+  sysopen -w -o cloexec,creat,excl,nofollow -m 600 -u fd -- $list 2>/dev/null || return 0
+  { trap >&$fd } 2>/dev/null
+  { exec {fd}>&- } 2>/dev/null
   local traps=$(<$list)
   zf_rm -f -- $list 2>/dev/null
   [[ $traps == *' INT'(|$'\n'*) ]] && return 0

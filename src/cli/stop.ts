@@ -24,7 +24,9 @@ export function pickRun(list: RunListing[], run: string): RunListing {
   const shown = escapeControls(run);
   const found = list.filter((r) => r.run_id.startsWith(run));
   if (found.length === 0) {
-    throw new CliError(`no held run ${shown} (see 'tmux-run runs'; 'tmux-run log --run ${shown}' keeps every outcome)`);
+    throw new CliError(
+      `no held run ${shown} (see 'tmux-run runs'; 'tmux-run log --run ${shown}' keeps every outcome). A run started with tmux_run, not tmux_run_start, is not held: 'tmux-run revoke PANE' stops it with the pane's enrollment`,
+    );
   }
   if (found.length > 1) {
     throw new CliError(`${found.length} held runs start with ${shown}: give more of the run id`);

@@ -131,6 +131,9 @@ describe('background runs', () => {
     const none = await runCli(['stop', 'f'.repeat(32)], env);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no held run/);
+    expect(none.stderr).toMatch(
+      /started with tmux_run, not tmux_run_start, is not held: 'tmux-run revoke PANE' stops it/,
+    );
     const cli = await runCli(['stop', ids[0]!.slice(0, 8)], env);
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toMatch(

@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Completion, StreamTail } from '../protocol/messages.js';
 import type { Binding } from '../protocol/token.js';
 import { nothingRan, type ErrorCode } from '../protocol/errors.js';
-import { escapeControls } from './escape.js';
+import { escapeControls, escapeOutput } from './escape.js';
 
 export type Delivery = 'not_sent' | 'possibly_sent' | 'observed';
 
@@ -95,7 +95,7 @@ function showTail(name: string, t: StreamTail, total: number): string {
   const at = t.from === 0 ? 'all of it' : `from byte ${t.from}`;
   return t.encoding === 'base64'
     ? `${name} so far (${at}, not UTF-8, base64): ${t.data}`
-    : `${name} so far (${at}):\n${t.data}`;
+    : `${name} so far (${at}):\n${escapeOutput(t.data)}`;
 }
 
 /** For a stream cut by overflow tail: which of its bytes `data` holds (the rest were not kept). */
@@ -134,7 +134,7 @@ export function renderText(r: LongResult, tool = 'tmux_run'): string {
   const show = (name: string, s: Stream): string =>
     s.bytes === 0
       ? `${name}: (empty)`
-      : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}${keptNote(s)}):\n${s.data}`;
+      : `${name} (${s.bytes} bytes${s.encoding === 'base64' ? ', base64' : ''}${keptNote(s)}):\n${s.encoding === 'base64' ? s.data : escapeOutput(s.data)}`;
   return [
     `run ${d.authorization.run_id.slice(0, 8)} in pane ${d.target.id}: ${describeCompletion(d.completion)}`,
     show('stdout', d.stdout),

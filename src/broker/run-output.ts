@@ -10,6 +10,7 @@ import { failure, type Target, type ToolResult } from './result.js';
 import { validateOutputInput } from './contract.js';
 import { authorizeHeld, isRecord, resolveTarget } from './authorize.js';
 import type { RunContext } from './run-tool.js';
+import { escapeOutput } from './escape.js';
 
 export interface OutputArgs {
   target: Target;
@@ -70,5 +71,5 @@ export function renderOutput(r: OutputResult): string {
     return d.finished
       ? `${where}: no bytes from offset ${d.from}; the stream ended at byte ${d.total_bytes}`
       : `${where}: no bytes from offset ${d.from} yet`;
-  return d.encoding === 'base64' ? `${where}, not UTF-8, base64:\n${d.data}` : `${where}:\n${d.data}`;
+  return d.encoding === 'base64' ? `${where}, not UTF-8, base64:\n${d.data}` : `${where}:\n${escapeOutput(d.data)}`;
 }

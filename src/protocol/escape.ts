@@ -19,6 +19,19 @@ export function escapeControls(text: string): string {
   return text.replace(CONTROLS, hex);
 }
 
+/** What escapeOutput escapes: the controls but newline and tab. */
+const OUTPUT_CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * A script's output in a result's text rendering (a client may print it to a terminal): every
+ * control character but newline and tab as a visible `\xHH`, so an escape sequence or a carriage
+ * return in the output can neither act on the client's terminal nor hide text from whoever reads
+ * it. The structured result keeps the exact bytes.
+ */
+export function escapeOutput(text: string): string {
+  return text.replace(OUTPUT_CONTROLS, hex);
+}
+
 /**
  * `text` as one line that shows exactly what it holds: control characters as `\xHH` (as
  * escapeControls), and invisible formatting characters as `\u{HHHH}`, so that what a person

@@ -40,6 +40,15 @@ describe('text of a final result', () => {
     expect(none).toContain('stdout (3 bytes; none kept');
   });
 
+  it("shows a script's control characters as \\xHH, newlines and tabs as they are", () => {
+    const raw = 'a\tb\n\u001b[2J\u001b]0;title\u0007x\ry\u009bz\n';
+    const text = renderText(
+      finished({ encoding: 'utf-8', data: raw, bytes: Buffer.byteLength(raw), truncated: false }),
+    );
+    expect(text).toContain('a\tb\n\\x1b[2J\\x1b]0;title\\x07x\\x0dy\\x9bz\n');
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  });
+
   it('is as before for a stream within its limit', () => {
     const text = renderText(finished({ encoding: 'utf-8', data: 'hi\n', bytes: 3, truncated: false }));
     expect(text).toBe('run aaaaaaaa in pane %3: exit status 0\nstdout (3 bytes):\nhi\n\nstderr: (empty)');
@@ -72,6 +81,12 @@ describe('text of a pending result', () => {
     }
   });
 
+  it("escapes a tail's control characters too", () => {
+    const p = pending(false) as { pending: { stdout_tail: { data: string } } };
+    p.pending.stdout_tail = { ...tail, data: 'up\u001b[1A\r\n' };
+    expect(renderText(p as LongResult, 'tmux_run_wait')).toContain('up\\x1b[1A\\x0d\n');
+  });
+
   it('from a wait, says what to call next', () => {
     expect(renderText(pending(false), 'tmux_run_wait')).toContain('call tmux_run_wait with this run_id');
     expect(renderText(pending(true), 'tmux_run_wait')).toContain('stop it with tmux_run_cancel when done');
@@ -102,6 +117,11 @@ describe('text of a tmux_run_output chunk', () => {
     const text = renderOutput(chunk({}));
     expect(text).toContain('the stream ended at byte 13');
     expect(text).not.toMatch(/yet/);
+  });
+
+  it("shows a chunk's control characters as \\xHH", () => {
+    const text = renderOutput(chunk({ from: 0, to: 6, total_bytes: 6, data: 'ok\u001b[0m\n' }));
+    expect(text).toMatch(/:\nok\\x1b\[0m\n$/);
   });
 
   it('at the end of a running stream says no bytes yet', () => {

@@ -10,6 +10,8 @@ import { listEnrolled, recordSocket, scanRecords } from './registry.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
 import { authorizeHeld, authorizeRun, heldAuthorization, isRecord, resolveTarget, scriptProblem } from './authorize.js';
+import { auditedOutcome } from './held-outcome.js';
+import { escapeControls } from './escape.js';
 import {
   afterHelperLoss,
   auditRefusal,
@@ -261,7 +263,19 @@ export async function heldTool(
   const resolved = resolveTarget(
     ctx.dir,
     args.target,
-    (code, message) => failure(code, message, 'not_sent'),
+    (code, message) => {
+      // The enrollment is gone, and the request with it; the run may have run all the same.
+      const known =
+        code === 'not_enrolled' || code === 'stale_generation'
+          ? auditedOutcome(ctx.audit.path, args.run_id, args.target)
+          : undefined;
+      if (!known) return failure(code, message, 'not_sent');
+      const text = `${message}. The ${name} request was not sent; ${known.said}`;
+      return {
+        ok: false,
+        error: { code, message: escapeControls(text), delivery: 'not_sent', effects: known.effects },
+      };
+    },
     `; runs held by a pane's helper end with its enrollment, and the audit trail keeps their outcomes (tmux-run log --run ${args.run_id.slice(0, 8)})`,
   );
   if (!isRecord(resolved)) return resolved;

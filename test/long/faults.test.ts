@@ -127,13 +127,28 @@ describe('long runs under faults', () => {
       await server.tmux(['kill-pane', '-t', pane.id]);
       await groupGone(pgid);
       await waitUntil(() => procGone(listing.helper_pid), 8000, 'the helper to exit');
-      for (const id of [runIdOf(done), runIdOf(running)]) {
-        const w = await wait(mcp.client, listing, id, 0);
-        expect(w.error).toMatchObject({ code: 'not_enrolled', delivery: 'not_sent', effects: { state: 'none' } });
-        expect(w.error.message).toMatch(/runs held by a pane's helper end with its enrollment/);
-      }
       const end = auditEntries(server).find((e) => e.run_id === runIdOf(running) && e.event === 'end');
       expect(end).toMatchObject({ outcome: 'shell_exited', ran: true });
+      // The wait is not sent (no helper), yet both runs did run: it says what the audit trail knows,
+      // never "nothing was run".
+      for (const id of [runIdOf(done), runIdOf(running)]) {
+        const w = await wait(mcp.client, listing, id, 0);
+        expect(w.error).toMatchObject({ code: 'not_enrolled', delivery: 'not_sent' });
+        expect(w.error.message).toMatch(/runs held by a pane's helper end with its enrollment/);
+        expect(w.error.message).toContain(
+          `The tmux_run_wait request was not sent; the audit trail says run ${id.slice(0, 8)} started and ended`,
+        );
+        expect(w.error.message).not.toMatch(/nothing was run/);
+        expect(w.error.effects.authorization).toMatchObject({ run_id: id, pane_id: listing.pane_id });
+      }
+      const w0 = await wait(mcp.client, listing, runIdOf(done), 0);
+      expect(w0.error.effects).toMatchObject({ state: 'known', completion: { state: 'exited', exit_status: 0 } });
+      const w1 = await wait(mcp.client, listing, runIdOf(running), 0);
+      expect(w1.error.message).toMatch(/ended shell_exited/);
+      expect(['known', 'unknown']).toContain(w1.error.effects.state);
+      // A run id the trail does not know for this target: as before, nothing was run.
+      const none = await wait(mcp.client, listing, 'a'.repeat(32), 0);
+      expect(none.error).toMatchObject({ code: 'not_enrolled', delivery: 'not_sent', effects: { state: 'none' } });
     });
   });
 });

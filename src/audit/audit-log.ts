@@ -1,13 +1,18 @@
 // The audit trail: one JSON object per line, 0600, never script text or output.
 import { closeSync, constants, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { homedir } from 'node:os';
 import type { ErrorCode } from '../protocol/errors.js';
 
-/** $XDG_STATE_HOME/tmux-run/audit.jsonl, default ~/.local/state/tmux-run/audit.jsonl. */
+/**
+ * $XDG_STATE_HOME/tmux-run/audit.jsonl, default ~/.local/state/tmux-run/audit.jsonl. A relative
+ * XDG_STATE_HOME is ignored, as the XDG spec says: the helper, the server and the CLI run in
+ * different directories and would each write a trail of their own.
+ */
 export function auditPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.TMUX_RUN_AUDIT) return env.TMUX_RUN_AUDIT;
-  const state = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
+  const xdg = env.XDG_STATE_HOME;
+  const state = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
   return join(state, 'tmux-run', 'audit.jsonl');
 }
 

@@ -76,9 +76,10 @@ export interface ServerOptions {
 }
 
 /**
- * tools/call as the SDK reads it, except that `arguments` may be anything: a call whose arguments
- * are not an object (a string, an array) gets the tool's own `invalid_arguments` result, as any
- * other bad input does, instead of the SDK's internal error (-32603) with zod's dump.
+ * tools/call as the SDK reads it, except that `arguments` may be anything. The SDK's server checks
+ * every tools/call against its own schema first and answers arguments that are not an object (a
+ * string, an array) with Invalid params (-32602), as the MCP spec has it; with the SDK's schema
+ * here as well, the same request failed this handler's parse first, an internal error (-32603).
  */
 const CallAnyArgumentsSchema = CallToolRequestSchema.extend({
   params: CallToolRequestSchema.shape.params.extend({ arguments: z.unknown().optional() }),

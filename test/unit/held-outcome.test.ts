@@ -15,7 +15,6 @@ const target = { kind: 'pane' as const, id: '%4', generation: paneGeneration(gen
 const start = {
   event: 'start',
   run_id: run,
-  pane_id: '%4',
   script_digest: 'd'.repeat(64),
   outcome: 'started',
   ...gens,

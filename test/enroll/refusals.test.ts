@@ -146,7 +146,12 @@ async function expectHelperRefusal(p: Pane, cmd: string, re: RegExp): Promise<st
     const lines = screen.split('\n');
     return lines.slice(lines.map((l) => l.startsWith(`$ ${cmd}`)).lastIndexOf(true) + 1);
   };
-  const screen = await p.waitFor((s) => after(s).some((l) => line.test(l)));
+  // Then the prompt, drawn again below it (through the line editor the line comes first, and the
+  // prompt a moment later: wait for both, not just the line).
+  const screen = await p.waitFor((s) => {
+    const [said, prompt] = s.split('\n').slice(-2);
+    return after(s).some((l) => line.test(l)) && line.test(said ?? '') && prompt === '$';
+  });
   const [shown, reason, log] = line.exec(after(screen).find((l) => line.test(l))!)!;
   expect(reason).toMatch(re);
   expect(screen.split('\n').slice(-2)).toEqual([shown, '$']);
@@ -223,7 +228,9 @@ describe('what only the helper can find out, and helpers that fail', () => {
   it('a node that exits 1 without a word is reported without a key pressed', async () => {
     await pane.waitForPrompt();
     await pane.type(`TMUX_RUN_NODE=/bin/false source ${SNIPPET}`, { enter: true });
-    const screen = await pane.waitFor((s) => /the helper exited before it was ready: it printed nothing$/m.test(s));
+    const screen = await pane.waitFor(
+      (s) => /the helper exited before it was ready: it printed nothing$/m.test(s) && s.endsWith('\n$'),
+    );
     expect(screen.split('\n').slice(-2)).toEqual([
       'tmux-run: not enrolled: the helper exited before it was ready: it printed nothing',
       '$',

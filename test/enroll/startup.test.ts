@@ -89,7 +89,8 @@ describe('source returns at once', () => {
     expect(t.ms).toBeLessThan(1000); // (not waiting: the failure comes a second later)
     const line =
       /^tmux-run: not enrolled: the helper exited before it was ready: this node is broken \(the helper's log: (\S+)\)$/m;
-    const screen = await pane.waitFor((s) => line.test(s));
+    // The line, then the prompt drawn again below it (a moment after the line, through the line editor).
+    const screen = await pane.waitFor((s) => line.test(s) && s.split('\n').at(-1) === '$');
     expect(screen.split('\n').slice(-2)[1]).toBe('$');
     await pane.run('true');
     await pane.run('true');

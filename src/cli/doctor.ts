@@ -23,6 +23,8 @@ export interface Check {
 
 const pass = (check: string, detail: string): Check => ({ check, ok: true, detail, fix: null });
 const fail = (check: string, detail: string, fix: string): Check => ({ check, ok: false, detail, fix });
+/** Something only some uses need is missing or wrong: said, with the fix, but doctor still passes. */
+const warn = (check: string, detail: string, fix: string): Check => ({ check, ok: true, detail, fix, warning: true });
 
 /** [major, minor] from the first `N.N` in a version string, e.g. "tmux 3.3a" or "zsh 5.9 (...)". */
 export function versionOf(text: string): [number, number] | undefined {
@@ -179,15 +181,11 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
       });
     }
     if (warnings.length > 0) {
-      return {
-        ...fail(
-          'enrollments',
-          [detail, ...warnings.map((w) => w.detail)].join('; '),
-          warnings.map((w) => w.fix).join('; '),
-        ),
-        ok: true,
-        warning: true,
-      };
+      return warn(
+        'enrollments',
+        [detail, ...warnings.map((w) => w.detail)].join('; '),
+        warnings.map((w) => w.fix).join('; '),
+      );
     }
     return pass('enrollments', detail);
   } catch (e) {
@@ -204,15 +202,11 @@ async function checkSandbox(env: NodeJS.ProcessEnv): Promise<Check> {
   const r = await probeBwrap(env);
   if (r.ok) return pass('sandbox', `${r.bwrap} makes sandboxes here (TMUX_RUN_SANDBOX can be used)`);
   if (r.missing) {
-    return {
-      ...fail(
-        'sandbox',
-        `${r.reason.split(';')[0]}; runs in a pane with TMUX_RUN_SANDBOX set are refused`,
-        'install bubblewrap (apt-get install bubblewrap)',
-      ),
-      ok: true,
-      warning: true,
-    };
+    return warn(
+      'sandbox',
+      `${r.reason.split(';')[0]}; runs in a pane with TMUX_RUN_SANDBOX set are refused`,
+      'install bubblewrap (apt-get install bubblewrap)',
+    );
   }
   return fail('sandbox', r.reason, 'allow unprivileged user namespaces, or set TMUX_RUN_SANDBOX=off in your panes');
 }

@@ -15,7 +15,7 @@ import {
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';
-import { ShellChannel } from './shell-channel.js';
+import { ShellChannel } from './shell/channel.js';
 import { removeQuietly, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { LinkLimit } from '../src/protocol/transport.js';

@@ -11,17 +11,17 @@ import type { ErrorCode } from '../src/protocol/errors.js';
 import type { AuditLog } from '../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
-import { HeldRuns } from './held-runs.js';
-import type { RunOutcome } from './runner.js';
-import type { ShellChannel } from './shell-channel.js';
-import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './job.js';
+import { HeldRuns } from './queue/held-runs.js';
+import type { RunOutcome } from './run/runner.js';
+import type { ShellChannel } from './shell/channel.js';
+import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
-import { dispatch, refuseJob, shellBusy, type DispatchContext } from './dispatch.js';
-import { reportOf } from './outcome.js';
+import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
+import { reportOf } from './run/outcome.js';
 import { GcHint } from './gc-hint.js';
-import { Waiters } from './waiters.js';
-import { list, output, waitOrCancel, type HeldContext } from './held-requests.js';
-import { BackgroundRuns, runMode } from './background.js';
+import { Waiters } from './queue/waiters.js';
+import { list, output, waitOrCancel, type HeldContext } from './queue/held-requests.js';
+import { BackgroundRuns, runMode } from './queue/background.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;

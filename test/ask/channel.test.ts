@@ -7,8 +7,8 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ShellChannel, type AskOptions } from '../../helper/shell-channel.js';
-import { PREVIEW_SEPARATOR } from '../../helper/approval.js';
+import { ShellChannel, type AskOptions } from '../../helper/shell/channel.js';
+import { PREVIEW_SEPARATOR } from '../../helper/shell/approval.js';
 import { waitUntil } from '../support/waiting.js';
 
 let dir: string;

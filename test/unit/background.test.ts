@@ -1,7 +1,7 @@
 // Background runs (helper/background.ts): a start request's overflow and background, and the ninth
 // refused while 8 run.
 import { describe, expect, it } from 'vitest';
-import { BackgroundRuns, runMode } from '../../helper/background.js';
+import { BackgroundRuns, runMode } from '../../helper/queue/background.js';
 import type { Request } from '../../src/protocol/messages.js';
 import { MAX_BACKGROUND_RUNS } from '../../src/protocol/limits.js';
 

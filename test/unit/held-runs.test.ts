@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns, type Holdable } from '../../helper/held-runs.js';
+import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns, type Holdable } from '../../helper/queue/held-runs.js';
 import { RunJournal, openRuns } from '../../src/enrollment/run-journal.js';
 
 const job = (n: number): Holdable => ({ binding: { run_id: n.toString(16).padStart(32, '0') }, state: 'queued' });

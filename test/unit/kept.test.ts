@@ -1,8 +1,8 @@
 // A final reply's stream for a run with overflow tail (helper/outcome.ts keptOf): within its limit
 // as it is; past it, its kept last bytes starting on a character, with every byte counted.
 import { describe, expect, it } from 'vitest';
-import { keptOf, reportOf, type Reported } from '../../helper/outcome.js';
-import type { RunOutcome } from '../../helper/runner.js';
+import { keptOf, reportOf, type Reported } from '../../helper/run/outcome.js';
+import type { RunOutcome } from '../../helper/run/runner.js';
 
 describe('keptOf', () => {
   it('a stream within its limit is all there, not truncated', () => {

@@ -1,8 +1,8 @@
 // A started run's report (helper/outcome.ts): the final reply, the audit trail's end entry and the
 // pane's notice, for each way a run ends.
 import { describe, expect, it } from 'vitest';
-import { reportOf, type Reported } from '../../helper/outcome.js';
-import type { RunOutcome } from '../../helper/runner.js';
+import { reportOf, type Reported } from '../../helper/run/outcome.js';
+import type { RunOutcome } from '../../helper/run/runner.js';
 
 const runId = '0123456789abcdef'.repeat(2);
 const job: Reported = {

@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/product.js';
 
 const LAZY = [
-  join(ROOT, 'helper', 'sandbox.ts'),
-  join(ROOT, 'helper', 'sandbox-policy.ts'),
-  join(ROOT, 'helper', 'sandbox-facts.ts'),
+  join(ROOT, 'helper', 'sandbox', 'sandbox.ts'),
+  join(ROOT, 'helper', 'sandbox', 'policy.ts'),
+  join(ROOT, 'helper', 'sandbox', 'facts.ts'),
   join(ROOT, 'src', 'os', 'bwrap.ts'),
 ];
 
@@ -46,6 +46,8 @@ describe('the sandbox loads lazily', () => {
     expect(seen.size).toBeGreaterThan(10);
     expect([...seen].filter((f) => LAZY.includes(f))).toEqual([]);
     // And the one place that loads it does so with import().
-    expect(readFileSync(join(ROOT, 'helper', 'dispatch.ts'), 'utf8')).toContain("await import('./sandbox.js')");
+    expect(readFileSync(join(ROOT, 'helper', 'run', 'dispatch.ts'), 'utf8')).toContain(
+      "await import('../sandbox/sandbox.js')",
+    );
   });
 });

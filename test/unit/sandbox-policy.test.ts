@@ -17,10 +17,10 @@ import {
   type SandboxFacts,
   type SandboxPlan,
   type ShellParams,
-} from '../../helper/sandbox-policy.js';
-import { gatherFacts, pathFact } from '../../helper/sandbox-facts.js';
+} from '../../helper/sandbox/policy.js';
+import { gatherFacts, pathFact } from '../../helper/sandbox/facts.js';
 import { completionOfStatus, parseWaiter } from '../../src/os/bwrap.js';
-import { parseSnapshot } from '../../helper/shell-channel.js';
+import { parseSnapshot } from '../../helper/shell/channel.js';
 
 const OWN: OwnFacts = {
   registryDir: '/run/user/1000/tmux-run',

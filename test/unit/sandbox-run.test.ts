@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Run, type RunOutcome, type RunWrap } from '../../helper/runner.js';
-import { wrappedCompletion } from '../../helper/sandbox.js';
-import { reportOf } from '../../helper/outcome.js';
+import { Run, type RunOutcome, type RunWrap } from '../../helper/run/runner.js';
+import { wrappedCompletion } from '../../helper/sandbox/sandbox.js';
+import { reportOf } from '../../helper/run/outcome.js';
 import { findBwrap, PERL, processWalls, WAITER, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
 
 const bwrap = findBwrap({});

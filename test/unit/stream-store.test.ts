@@ -2,7 +2,7 @@
 // kept (the newest bytes), any kept range readable by absolute offset.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { StreamStore } from '../../helper/stream-store.js';
+import { StreamStore } from '../../helper/output/stream-store.js';
 
 const b = (s: string): Buffer => Buffer.from(s);
 

@@ -2,7 +2,7 @@
 // character, tmux_run_output chunks that end on one, base64 for what is not UTF-8.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { chunkWindow, incompleteEnd, lastLine, tailWindow, type Window } from '../../helper/stream-window.js';
+import { chunkWindow, incompleteEnd, lastLine, tailWindow, type Window } from '../../helper/output/stream-window.js';
 
 const bytesOf = (w: Window): Buffer => Buffer.from(w.data, w.encoding === 'base64' ? 'base64' : 'utf8');
 const euro = Buffer.from('€'); // e2 82 ac

@@ -3,7 +3,7 @@
 // is wrapped: bwrap, then the waiter that reports the script's own exit status or signal.
 import { dirname } from 'node:path';
 import { homedir, userInfo } from 'node:os';
-import type { Completion } from '../src/protocol/messages.js';
+import type { Completion } from '../../src/protocol/messages.js';
 import {
   completionOfStatus,
   parseWaiter,
@@ -13,13 +13,13 @@ import {
   WAITER_GO,
   WAITER_READY,
   type ProbeResult,
-} from '../src/os/bwrap.js';
-import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import { childrenOf, procArgv } from '../src/os/proc.js';
-import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './sandbox-policy.js';
-import { gatherFacts, pathFacts } from './sandbox-facts.js';
-import type { Snapshot } from './shell-channel.js';
-import type { RunWrap } from './runner.js';
+} from '../../src/os/bwrap.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import { childrenOf, procArgv } from '../../src/os/proc.js';
+import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './policy.js';
+import { gatherFacts, pathFacts } from './facts.js';
+import type { Snapshot } from '../shell/channel.js';
+import type { RunWrap } from '../run/runner.js';
 
 let probed: Promise<ProbeResult> | undefined;
 

@@ -1,11 +1,11 @@
 // How a run that started ends up reported: its final reply, the audit trail's end entry and the
 // notice shown in the pane, all three derived from the run's one end reason (and, for a stop, why).
-import type { Reply, Truncation } from '../src/protocol/messages.js';
-import type { Binding } from '../src/protocol/token.js';
-import type { AuditEntry } from '../src/audit/audit-log.js';
+import type { Reply, Truncation } from '../../src/protocol/messages.js';
+import type { Binding } from '../../src/protocol/token.js';
+import type { AuditEntry } from '../../src/audit/audit-log.js';
 import type { RunOutcome } from './runner.js';
-import { err, short, STOP_DETAIL, stopDetail, type StopReason } from './job.js';
-import { characterStart } from './stream-window.js';
+import { err, short, STOP_DETAIL, stopDetail, type StopReason } from '../queue/job.js';
+import { characterStart } from '../output/stream-window.js';
 
 /**
  * A stream as a final reply carries it: all of it, or for one that passed its limit (overflow

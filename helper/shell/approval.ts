@@ -1,5 +1,5 @@
 // Ask mode's details for the person: what the shell shows before it asks for y, n or a.
-import { visibleLine } from '../src/protocol/escape.js';
+import { visibleLine } from '../../src/protocol/escape.js';
 
 /** Script lines shown in the question. */
 export const PREVIEW_LINES = 5;

@@ -1,6 +1,6 @@
 // A job: one run request as the helper holds it, from its arrival to its final reply, with who
 // waits for it, why it was stopped, and the snapshots (pending, progress, list) taken of it.
-import type { Transport } from '../src/protocol/transport.js';
+import type { Transport } from '../../src/protocol/transport.js';
 import type {
   ErrorReply,
   HeldRunInfo,
@@ -10,15 +10,15 @@ import type {
   Reply,
   RunState,
   StreamTail,
-} from '../src/protocol/messages.js';
-import type { Binding } from '../src/protocol/token.js';
-import type { ErrorCode } from '../src/protocol/errors.js';
-import { TAIL_BYTES } from '../src/protocol/limits.js';
-import type { Stamps } from '../src/protocol/trace.js';
+} from '../../src/protocol/messages.js';
+import type { Binding } from '../../src/protocol/token.js';
+import type { ErrorCode } from '../../src/protocol/errors.js';
+import { TAIL_BYTES } from '../../src/protocol/limits.js';
+import type { Stamps } from '../../src/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
-import type { Run } from './runner.js';
-import type { StreamStore } from './stream-store.js';
-import { lastLine, tailWindow } from './stream-window.js';
+import type { Run } from '../run/runner.js';
+import type { StreamStore } from '../output/stream-store.js';
+import { lastLine, tailWindow } from '../output/stream-window.js';
 
 /** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
 export interface Waiter {

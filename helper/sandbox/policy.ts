@@ -2,7 +2,7 @@
 // its lists, HOME and friends) and the facts gathered at dispatch (helper/sandbox-facts.ts) to
 // either a refusal that says what to do or bwrap's argument list. DESIGN "Walls around a run".
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { processWalls } from '../src/os/bwrap.js';
+import { processWalls } from '../../src/os/bwrap.js';
 
 /** The values TMUX_RUN_SANDBOX takes; anything else refuses every run. */
 export const SANDBOX_VALUES = ['off', 'workspace', 'workspace+net', 'read-only'] as const;

@@ -1,12 +1,12 @@
 // One run: /bin/sh -c SCRIPT in its own session, output captured and bounded, ended exactly once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
-import type { Completion, Overflow } from '../src/protocol/messages.js';
-import { groupAlive } from '../src/os/proc.js';
-import { KILL_GRACE_MS, terminateGroup } from '../src/os/process-group.js';
-import { monotonicMs } from '../src/protocol/trace.js';
+import type { Completion, Overflow } from '../../src/protocol/messages.js';
+import { groupAlive } from '../../src/os/proc.js';
+import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
+import { monotonicMs } from '../../src/protocol/trace.js';
 import type { Duplex } from 'node:stream';
-import { StreamStore } from './stream-store.js';
+import { StreamStore } from '../output/stream-store.js';
 
 export interface RunSpec {
   script: string;

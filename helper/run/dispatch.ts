@@ -2,16 +2,16 @@
 // the person for approval), the run journal and the audit trail note the run before it is spawned,
 // then /bin/sh runs in the state the shell reported. A refusal along the way settles the job.
 import { statSync } from 'node:fs';
-import type { Reply } from '../src/protocol/messages.js';
-import type { ErrorCode } from '../src/protocol/errors.js';
-import { uptimeTicks, type RunJournal } from '../src/enrollment/run-journal.js';
-import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import type { AuditLog } from '../src/audit/audit-log.js';
-import { procStat, procUmask } from '../src/os/proc.js';
-import { monotonicMs } from '../src/protocol/trace.js';
+import type { Reply } from '../../src/protocol/messages.js';
+import type { ErrorCode } from '../../src/protocol/errors.js';
+import { uptimeTicks, type RunJournal } from '../../src/enrollment/run-journal.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { AuditLog } from '../../src/audit/audit-log.js';
+import { procStat, procUmask } from '../../src/os/proc.js';
+import { monotonicMs } from '../../src/protocol/trace.js';
 import { Run, type RunOutcome, type RunWrap } from './runner.js';
-import type { AskResult, ShellChannel, Snapshot } from './shell-channel.js';
-import { err, short, type Job, type StopReason } from './job.js';
+import type { AskResult, ShellChannel, Snapshot } from '../shell/channel.js';
+import { err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
@@ -95,7 +95,7 @@ async function decideSandbox(
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
   if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
   try {
-    const { sandboxFor } = await import('./sandbox.js');
+    const { sandboxFor } = await import('../sandbox/sandbox.js');
     return await sandboxFor(snapshot, cx.record, cx.audit.path);
   } catch (e) {
     return { ok: false, message: `the sandbox could not be prepared (${(e as Error).message})` };

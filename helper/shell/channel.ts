@@ -5,11 +5,11 @@
 // question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
 import { closeSync, constants, openSync, readFileSync, unlinkSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { freshId } from '../src/enrollment/generation.js';
-import { CHANNEL } from '../src/enrollment/layout.js';
+import { freshId } from '../../src/enrollment/generation.js';
+import { CHANNEL } from '../../src/enrollment/layout.js';
 import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields, type RunDetails } from './approval.js';
-import { monotonicMs } from '../src/protocol/trace.js';
-import type { SandboxShown } from './sandbox-policy.js';
+import { monotonicMs } from '../../src/protocol/trace.js';
+import type { SandboxShown } from '../sandbox/policy.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;

@@ -12,7 +12,7 @@ import {
   type PathFact,
   type SandboxFacts,
   type SandboxPlan,
-} from './sandbox-policy.js';
+} from './policy.js';
 
 /**
  * The search for repositories below a writable tree: breadth first, symlinks never followed,

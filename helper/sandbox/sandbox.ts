@@ -18,7 +18,7 @@ import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { childrenOf, procArgv } from '../../src/os/proc.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './policy.js';
 import { gatherFacts, pathFacts } from './facts.js';
-import type { Snapshot } from '../shell/channel.js';
+import type { Snapshot } from '../shell/snapshot.js';
 import type { RunWrap } from '../run/runner.js';
 
 let probed: Promise<ProbeResult> | undefined;

@@ -10,15 +10,13 @@ import { CHANNEL } from '../../src/enrollment/layout.js';
 import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields, type RunDetails } from './approval.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import type { SandboxShown } from '../sandbox/policy.js';
+import { parseSnapshot, type Snapshot } from './snapshot.js';
+
+export type { Snapshot } from './snapshot.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
 
-/**
- * What the shell reported at dispatch: its cwd and exported environment, and (`shell`) the shell
- * parameters the sandbox reads, exported or not: sent only when TMUX_RUN_SANDBOX is set and not `off`.
- */
-export type Snapshot = { cwd: string; env: Record<string, string>; shell?: Record<string, string> };
 /**
  * How a run was let through: `auto` (the shell does not ask), `yes` (the person pressed y),
  * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
@@ -41,28 +39,6 @@ export interface AskOptions {
 }
 
 const APPROVALS: Record<string, Approval | undefined> = { y: 'yes', a: 'always', always: 'remembered' };
-
-/**
- * Parses the snapshot file: NONCE \0 PWD \0 NAME=VALUE \0 ..., where an entry `:NAME=VALUE` (no
- * parameter name starts with a colon) is a shell parameter for the sandbox, not an export (pure;
- * exported for tests).
- */
-export function parseSnapshot(data: Buffer, nonce: string): Snapshot | undefined {
-  const parts = data.toString('utf8').split('\0');
-  if (parts[0] !== nonce || parts.length < 2) return undefined;
-  const env: Record<string, string> = {};
-  const shell: Record<string, string> = {};
-  for (const kv of parts.slice(2)) {
-    const eq = kv.indexOf('=');
-    if (kv.startsWith(':')) {
-      if (eq > 1) shell[kv.slice(1, eq)] = kv.slice(eq + 1);
-      continue;
-    }
-    if (eq <= 0) continue;
-    env[kv.slice(0, eq)] = kv.slice(eq + 1);
-  }
-  return { cwd: parts[1] ?? '', env, shell };
-}
 
 export class ShellChannel {
   private req: Socket | undefined;

@@ -10,7 +10,7 @@ import {
   freshId,
 } from '../../src/enrollment/generation.js';
 import { parseProcStat } from '../../src/os/proc.js';
-import { parseSnapshot } from '../../helper/shell/channel.js';
+import { parseSnapshot } from '../../helper/shell/snapshot.js';
 import { parsePaneLine, splitEscaped } from '../../src/os/tmux.js';
 import { encodeStream, failure, renderText } from '../../src/broker/result.js';
 import { validateRunInput, validateRunOutput } from '../../src/broker/contract.js';

@@ -20,7 +20,7 @@ import {
 } from '../../helper/sandbox/policy.js';
 import { gatherFacts, pathFact } from '../../helper/sandbox/facts.js';
 import { completionOfStatus, parseWaiter } from '../../src/os/bwrap.js';
-import { parseSnapshot } from '../../helper/shell/channel.js';
+import { parseSnapshot } from '../../helper/shell/snapshot.js';
 
 const OWN: OwnFacts = {
   registryDir: '/run/user/1000/tmux-run',

@@ -1,7 +1,8 @@
 // `tmux-run setup` against a scratch HOME (and a scratch project for VS Code) that already has
 // settings for every client: what was there is kept, a second run changes nothing, modes are
 // kept, backups are made, and --undo gives .zshrc back. What was written is then read by the
-// clients' own CLIs (Claude Code, Codex, Gemini CLI: installed from npm, offline, no login),
+// clients' own CLIs (Claude Code, Codex, Gemini CLI: installed from npm into a cache on first use
+// by test/support/client-clis.ts, then run offline, no login),
 // and the Cursor and VS Code entries are started as written with the MCP SDK's Client.
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -14,17 +15,22 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collect, type CliResult } from '../support/cli.js';
-import { CLI_BIN, MCP_BIN, ROOT, SNIPPET } from '../support/product.js';
+import { clientBin } from '../support/client-clis.js';
+import { CLI_BIN, MCP_BIN, SNIPPET } from '../support/product.js';
 import { sandbox, type Sandbox } from './support.js';
 import { zshrcBlock } from '../../src/cli/setup/zshrc.js';
 
-const BIN = join(ROOT, 'node_modules', '.bin');
+/** Where the clients' commands are: installed (once, into the cache) before the tests start. */
+let BIN: string;
+beforeAll(() => {
+  BIN = dirname(clientBin('claude'));
+}, 15 * 60_000);
 const ZSHRC_LINE = `[[ -n $TMUX ]] && source ${SNIPPET}`;
 
 let box: Sandbox;

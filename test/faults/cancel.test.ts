@@ -53,11 +53,10 @@ describe('cancellation', () => {
       const pgid = Number(await whileRunning(call, join(marks, 'pgid')));
       const sleepPid = Number(await whileRunning(call, join(marks, 'sleep')));
       expect(groupMembers(pgid)).toContain(sleepPid);
-      const t0 = Date.now();
       ac.abort('the test cancels the running call');
       await expect(call).rejects.toThrow();
-      await groupGone(pgid, 5000);
-      expect(Date.now() - t0).toBeLessThan(5000);
+      // Gone long before its sleep 100 would have ended.
+      await groupGone(pgid, 15_000);
       const end = await waitUntil(() => byScript(server, script).find((e) => e.event === 'end'), 5000, 'the end entry');
       expect(end.outcome).toBe('cancelled');
       const next = await callWith(mcp, listing, 'echo next');
@@ -78,7 +77,6 @@ describe('cancellation', () => {
       const script = `touch '${marks}/ran'`;
       const call = callWith(mcp, listing, script, { signal: ac.signal });
       await sleep(400); // the helper is now waiting (up to 1 s) for the line editor's answer
-      const t0 = Date.now();
       ac.abort('the test cancels while the helper asks the shell');
       await expect(call).rejects.toThrow();
       const end = await waitUntil(
@@ -88,8 +86,7 @@ describe('cancellation', () => {
       );
       expect(end.outcome).toBe('cancelled');
       expect(end.ran).toBe(false);
-      // The helper reported it (the broker's own fallback waits 5 s).
-      expect(Date.now() - t0).toBeLessThan(2500);
+      // The helper reported it: the broker's own fallback (after 5 s) would say it did not confirm.
       await waitUntil(
         () => mcp.stderr.some((l) => l.includes('cancelled by the client')),
         5000,

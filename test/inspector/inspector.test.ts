@@ -1,32 +1,17 @@
 // A real client that is not ours: the MCP Inspector's command-line client lists the tools and
 // calls tmux_run against a real enrolled pane.
-import { execFile } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enrolledPane } from '../support/enrollment.js';
 import { ALL_TOOLS } from '../support/mcp.js';
-import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
+import { MCP_BIN, productEnv } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
+import { inspectorCall } from '../support/client-clis.js';
 import { useServer } from '../support/lifecycle.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
-const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
-
-function inspector(
-  server: TmuxServer,
-  args: string[],
-  serverArgs: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [INSPECTOR, process.execPath, MCP_BIN, ...args, '--', ...serverArgs],
-      // inspector-cli 1.0.3 looks for its package.json relative to the working directory.
-      { env: productEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
-      (e, stdout, stderr) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** The MCP Inspector's CLI, installed (once, into the cache) on first use, against tmux-run-mcp with `serverArgs`. */
+const inspector = (server: TmuxServer, args: string[], serverArgs: string[]): ReturnType<typeof inspectorCall> =>
+  inspectorCall(productEnv(server), MCP_BIN, args, serverArgs);
 
 describe('the MCP Inspector CLI as a client', () => {
   let server: TmuxServer;

@@ -1,29 +1,19 @@
 // Long runs seen through other clients: the MCP Inspector's CLI (tmux_run_start, then
 // tmux_run_wait with the run_id it returned), and the tmux-run CLI (`runs`, `log`).
-import { execFile } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { runCli } from '../support/cli.js';
 import { enrolledPane } from '../support/enrollment.js';
+import { inspectorCall } from '../support/client-clis.js';
 import { useServer } from '../support/lifecycle.js';
 import type { McpHandle } from '../support/mcp.js';
-import { MCP_BIN, ROOT, productEnv } from '../support/product.js';
+import { MCP_BIN, productEnv } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
 import { cancel, finalOf, runIdOf, start, validateLong } from './support.js';
 
-const INSPECTOR = join(ROOT, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build', 'index.js');
-
-function inspector(server: TmuxServer, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [INSPECTOR, process.execPath, MCP_BIN, ...args, '--', '--enable-tool', 'tmux_run'],
-      { env: productEnv(server), timeout: 30_000, cwd: dirname(INSPECTOR) },
-      (e, stdout, stderr) => resolve({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+/** The MCP Inspector's CLI, installed (once, into the cache) on first use, against tmux-run-mcp --enable-tool tmux_run. */
+const inspector = (server: TmuxServer, args: string[]): ReturnType<typeof inspectorCall> =>
+  inspectorCall(productEnv(server), MCP_BIN, args, ['--enable-tool', 'tmux_run']);
 
 describe('long runs through other clients', () => {
   const scope = useServer();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive } from '../support/processes.js';
 import { waitUntil } from '../support/waiting.js';
-import { type Fixture, ok, setupFixture, timed } from './support.js';
+import { type Fixture, ok, setupFixture } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -52,11 +52,10 @@ describe('tmux_run: completion', () => {
 
 describe('tmux_run: streams', () => {
   it('closes stdin: cat returns at once with nothing', async () => {
-    const { ms, value } = await timed(() => fx.run('cat; echo "status $?" >&2'));
-    const d = ok(value);
+    // An open stdin would hold cat until the call's guard gives up; /dev/null ends it at once.
+    const d = ok(await fx.run('cat; echo "status $?" >&2; readlink /proc/$$/fd/0 >&2'));
     expect(d.stdout).toEqual({ encoding: 'utf-8', data: '', bytes: 0, truncated: false });
-    expect(d.stderr.data).toBe('status 0\n');
-    expect(ms).toBeLessThan(3000);
+    expect(d.stderr.data).toBe('status 0\n/dev/null\n');
   });
 
   it('keeps stdout and stderr apart', async () => {
@@ -146,40 +145,20 @@ describe('tmux_run: secrets stay out of the script', () => {
 
 describe('tmux_run: background jobs', () => {
   it('ends the run when /bin/sh exits and stops what is left in its group', async () => {
-    const { ms, value } = await timed(() => fx.run('sleep 100 & echo "started $!"'));
-    const d = ok(value);
+    // The result comes while the sleep still has most of its 100 s to go (the test's guard is 30 s).
+    const d = ok(await fx.run('sleep 100 & echo "started $!"'));
     expect(d.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
     const m = /^started (\d+)$/m.exec(d.stdout.data);
     expect(m).not.toBeNull();
     const pid = Number(m![1]);
-    expect(ms).toBeLessThan(3000);
     await waitUntil(() => !processAlive(pid), 5000, `background sleep ${pid} to be stopped`);
   });
 
   it('stops a background job that holds the pipes without delaying the result', async () => {
-    const { ms, value } = await timed(() => fx.run('(sleep 100; echo never) & echo "started $!"; echo bye >&2'));
-    const d = ok(value);
+    const d = ok(await fx.run('(sleep 100; echo never) & echo "started $!"; echo bye >&2'));
     expect(d.stderr.data).toBe('bye\n');
     expect(d.stdout.data).not.toContain('never');
     const pid = Number(/^started (\d+)$/m.exec(d.stdout.data)![1]);
-    expect(ms).toBeLessThan(3000);
     await waitUntil(() => !processAlive(pid), 5000, `background subshell ${pid} to be stopped`);
   });
-});
-
-describe('tmux_run: round trip', () => {
-  it('measures the median round trip of `true`', async () => {
-    for (let i = 0; i < 20; i++) ok(await fx.run('true'));
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const { ms, value } = await timed(() => fx.run('true'));
-      ok(value);
-      times.push(ms);
-    }
-    times.sort((a, b) => a - b);
-    const median = (times[99]! + times[100]!) / 2;
-    console.log(
-      `tmux_run round trip of \`true\` over 200 calls: median ${median.toFixed(1)} ms, p90 ${times[179]!.toFixed(1)} ms, min ${times[0]!.toFixed(1)} ms, max ${times[199]!.toFixed(1)} ms`,
-    );
-  }, 120_000);
 });

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf } from '../support/processes.js';
 import { waitUntil } from '../support/waiting.js';
-import { checkRunResult, type Fixture, setupFixture, sha256, timed } from './support.js';
+import { checkRunResult, type Fixture, setupFixture, sha256 } from './support.js';
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -162,24 +162,24 @@ describe("the person's shell", () => {
     await fx.assertNothingRan(script, marker);
   }, 20_000);
 
-  it('refuses within about a second when the shell is busy in a builtin (read), and ignores the late answer', async () => {
+  it('refuses after its bounded wait when the shell is busy in a builtin (read), and ignores the late answer', async () => {
     const { pane } = fx;
     const marker = fx.marker();
     const script = `touch '${marker}'`;
     await pane.type('read -r READTEST', { enter: true });
     await pane.waitFor((screen) => screen.split('\n').at(-1) === '$ read -r READTEST');
     await new Promise((r) => setTimeout(r, 200));
-    let ms: number;
     try {
-      const t = await timed(() => fx.call({ target: fx.target(), script }));
-      ms = t.ms;
-      expect(t.value.s.ok).toBe(false);
-      expect(t.value.s.error).toMatchObject({ code: 'shell_busy', delivery: 'observed', effects: { state: 'none' } });
+      const { s } = await fx.call({ target: fx.target(), script });
+      expect(s.ok).toBe(false);
+      expect(s.error).toMatchObject({ code: 'shell_busy', delivery: 'observed', effects: { state: 'none' } });
+      // The bounded wait gave up: the builtin still waits for its line (no prompt drawn since).
+      expect(s.error.message).toMatch(/did not answer within 1000 ms/);
+      expect((await pane.capture()).split('\n').at(-1)).toBe('$ read -r READTEST');
     } finally {
       await pane.type('', { enter: true });
       await pane.waitForPrompt();
     }
-    expect(ms).toBeLessThan(2500);
     // The shell answers the old question when its prompt comes back: that answer is ignored,
     // and the next run gets a fresh, correct answer.
     await fx.assertNothingRan(script, marker);
@@ -187,7 +187,7 @@ describe("the person's shell", () => {
     expect(d.ok).toBe(true);
   }, 20_000);
 
-  it('refuses quickly while the shell runs a command (shell_busy)', async () => {
+  it('refuses while the shell runs a command, seen from /proc without waiting (shell_busy)', async () => {
     const { pane } = fx;
     const shellPid = await pane.shellPid();
     await pane.type('sleep 3', { enter: true });
@@ -206,13 +206,13 @@ describe("the person's shell", () => {
       );
       const marker = fx.marker();
       const script = `touch '${marker}'`;
-      const { ms, value } = await timed(() => fx.call({ target: fx.target(), script }));
-      const s = value.s;
+      const { s } = await fx.call({ target: fx.target(), script });
       expect(s.ok).toBe(false);
       expect(s.error.code).toBe('shell_busy');
       expect(s.error.delivery).toBe('observed');
       expect(s.error.effects.state).toBe('none');
-      expect(ms).toBeLessThan(1500);
+      // Seen from /proc (the terminal's foreground job), not by waiting for the line editor's silence.
+      expect(s.error.message).toMatch(/running a command in the foreground/);
       await pane.waitForPrompt(10_000);
       await fx.assertNothingRan(script, marker);
     } finally {

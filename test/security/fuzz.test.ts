@@ -59,20 +59,17 @@ function chop(bytes: Buffer, cuts: number[]): Buffer[] {
   return out;
 }
 
-/** Pushes chunks into a decoder; returns the frames, or the error thrown (and how long the worst push took). */
-function feed(decoder: FrameDecoder, chunks: Buffer[]): { frames: unknown[]; error?: unknown; slowestMs: number } {
+/** Pushes chunks into a decoder; returns the frames, or the error thrown. */
+function feed(decoder: FrameDecoder, chunks: Buffer[]): { frames: unknown[]; error?: unknown } {
   const frames: unknown[] = [];
-  let slowestMs = 0;
   for (const c of chunks) {
-    const t0 = performance.now();
     try {
       frames.push(...decoder.push(c));
     } catch (error) {
-      return { frames, error, slowestMs: Math.max(slowestMs, performance.now() - t0) };
+      return { frames, error };
     }
-    slowestMs = Math.max(slowestMs, performance.now() - t0);
   }
-  return { frames, slowestMs };
+  return { frames };
 }
 
 describe('fuzz: framing', () => {
@@ -91,17 +88,16 @@ describe('fuzz: framing', () => {
     );
   });
 
-  it('arbitrary bytes only ever raise FrameError, and promptly', async () => {
+  it('arbitrary bytes only ever raise FrameError', async () => {
     await holds(
       fc.property(fc.uint8Array({ maxLength: 600 }), fc.array(fc.nat(), { maxLength: 8 }), (raw, cuts) => {
         const got = feed(new FrameDecoder(4096), chop(Buffer.from(raw), cuts));
         if (got.error !== undefined) expect(got.error).toBeInstanceOf(FrameError);
-        expect(got.slowestMs).toBeLessThan(250);
       }),
     );
   });
 
-  it('arbitrary msgpack bodies in well-formed frames only ever raise FrameError, and promptly', async () => {
+  it('arbitrary msgpack bodies in well-formed frames only ever raise FrameError', async () => {
     // Bodies biased towards msgpack's type bytes: containers, strings, ext types, huge lengths.
     const interesting = fc.constantFrom(
       0xc1,
@@ -147,7 +143,6 @@ describe('fuzz: framing', () => {
         head.writeUInt32BE(b.length, 0);
         const got = feed(new FrameDecoder(4096), chop(Buffer.concat([head, b]), cuts));
         if (got.error !== undefined) expect(got.error).toBeInstanceOf(FrameError);
-        expect(got.slowestMs).toBeLessThan(250);
         // Whatever decoded, validation of it never throws.
         for (const f of got.frames) {
           expect(() => checkRequest(f)).not.toThrow();

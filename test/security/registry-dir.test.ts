@@ -205,11 +205,9 @@ describe('the registry directory is checked on every use', () => {
       mode: 0o600,
     });
     try {
-      const t0 = Date.now();
       expect((await listedPanes(mcp.client)).map((p) => p.generation)).toEqual([listing.generation]);
       const cli = await runCli(['panes', '--json'], productEnv(server));
       expect((JSON.parse(cli.stdout) as PaneListing[]).map((p) => p.generation)).toEqual([listing.generation]);
-      expect(Date.now() - t0).toBeLessThan(10_000);
       await worksAgain();
     } finally {
       for (const c of 'abcde') rmSync(name(c), { recursive: true, force: true });

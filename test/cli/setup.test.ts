@@ -233,7 +233,7 @@ describe('tmux-run setup', () => {
     expect(added.code, added.stderr).toBe(0);
     const r = JSON.parse((await setup(['--write', 'claude-code', '--no-zshrc', '--json'])).stdout) as Report;
     expect(r.clients[0]).toMatchObject({ client: 'claude-code', status: 'unchanged', written: false });
-  }, 60_000);
+  });
 
   it('writes Cursor and VS Code entries that start the server as written', async () => {
     seedAll();
@@ -264,7 +264,7 @@ describe('tmux-run setup', () => {
         await client.close();
       }
     }
-  }, 60_000);
+  });
 
   it('prints every entry without writing anything, and --dry-run writes nothing either', async () => {
     const files = seedAll();

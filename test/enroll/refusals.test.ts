@@ -250,7 +250,7 @@ describe('what only the helper can find out, and helpers that fail', () => {
     expect(descendantsOf(shellPid)).toEqual([]);
     for (const f of filesIn(server.registryDir)) rmSync(join(server.registryDir, f));
     await expectNothingLeft(pane);
-  }, 40_000);
+  });
 
   it("a failed helper's log is removed when the same shell enrolls again", async () => {
     // The pane's history holds the same messages from the tests above: wait for one more of each.

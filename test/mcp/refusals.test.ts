@@ -117,7 +117,7 @@ describe("the person's shell", () => {
       await pane.waitForPrompt();
     }
     await fx.assertNothingRan(script, marker);
-  }, 20_000);
+  });
 
   it('refuses while the editor is on a continuation line (PREBUFFER), leaving it intact', async () => {
     const { pane, server } = fx;
@@ -136,7 +136,7 @@ describe("the person's shell", () => {
       await pane.waitForPrompt();
     }
     await fx.assertNothingRan(script, marker);
-  }, 20_000);
+  });
 
   it('refuses while zle edits for another purpose (vared), with an empty buffer', async () => {
     const { pane, server } = fx;
@@ -160,7 +160,7 @@ describe("the person's shell", () => {
       await pane.waitForPrompt();
     }
     await fx.assertNothingRan(script, marker);
-  }, 20_000);
+  });
 
   it('refuses after its bounded wait when the shell is busy in a builtin (read), and ignores the late answer', async () => {
     const { pane } = fx;
@@ -185,7 +185,7 @@ describe("the person's shell", () => {
     await fx.assertNothingRan(script, marker);
     const d = await fx.run('echo "$PWD"');
     expect(d.ok).toBe(true);
-  }, 20_000);
+  });
 
   it('refuses while the shell runs a command, seen from /proc without waiting (shell_busy)', async () => {
     const { pane } = fx;
@@ -218,5 +218,5 @@ describe("the person's shell", () => {
     } finally {
       await pane.waitForPrompt(10_000);
     }
-  }, 20_000);
+  });
 });

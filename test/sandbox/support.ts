@@ -175,7 +175,7 @@ export function useSandboxFixture(opts: SandboxFixtureOptions = {}): () => Sandb
     chmodSync(root, 0o700);
     process.env[RUN_ROOT_VAR] = root;
     fx = await openFixture(opts);
-  }, 60_000);
+  });
   afterAll(async () => {
     try {
       if (fx) expect(await fx.scope.close()).toEqual([]);
@@ -184,7 +184,7 @@ export function useSandboxFixture(opts: SandboxFixtureOptions = {}): () => Sandb
       else process.env[RUN_ROOT_VAR] = savedRoot;
       if (root !== undefined) expect(await sweepRunRoot(root)).toEqual([]);
     }
-  }, 60_000);
+  });
   return () => {
     if (fx === undefined) throw new Error('the sandbox fixture starts in beforeAll');
     return fx;

@@ -150,7 +150,7 @@ describe('the helper socket under abuse', () => {
     const after = rssKiB(rec.helper_pid);
     expect(processAlive(rec.helper_pid)).toBe(true);
     expect(after - before, `RSS ${before} KiB before, ${after} KiB after`).toBeLessThan(8 * 1024);
-  }, 60_000);
+  });
 
   it('keeps memory bounded under floods of large incomplete frames (it does not grow with what is sent)', async () => {
     const before = rssKiB(rec.helper_pid);
@@ -166,7 +166,7 @@ describe('the helper socket under abuse', () => {
     console.log(`helper RSS growth per round (KiB): ${seen.join(' ')}`);
     expect(processAlive(rec.helper_pid)).toBe(true);
     expect(Math.max(...seen)).toBeLessThan(96 * 1024);
-  }, 60_000);
+  });
 
   it('drops a client that holds an incomplete frame for more than 10 s, serving others meanwhile', async () => {
     const s = await rawConnect(rec.socket);
@@ -192,5 +192,5 @@ describe('the helper socket under abuse', () => {
     }
     expect(processAlive(rec.helper_pid)).toBe(true);
     await answersPing();
-  }, 30_000);
+  });
 });

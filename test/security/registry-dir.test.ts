@@ -27,6 +27,7 @@ import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import { productEnv, SNIPPET } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
+import { exchangePaths } from '../support/exchange.js';
 import { useServer } from '../support/lifecycle.js';
 import { sleep } from '../support/waiting.js';
 
@@ -88,14 +89,16 @@ describe('the registry directory is checked on every use', () => {
   }
 
   it('refuses a directory replaced by a symlink after the pane enrolled (to a good directory of the same user)', async () => {
+    // The symlink is made pointing at its own path, then swapped with the directory in one step:
+    // the directory's path then names the symlink, and the symlink's old path the directory.
     const moved = `${server.registryDir}.moved`;
-    renameSync(server.registryDir, moved);
-    symlinkSync(moved, server.registryDir);
+    symlinkSync(moved, moved);
+    exchangePaths(server.registryDir, moved);
     try {
       await everyEntryPointRefuses(/symlink/);
     } finally {
-      unlinkSync(server.registryDir);
-      renameSync(moved, server.registryDir);
+      exchangePaths(server.registryDir, moved);
+      unlinkSync(moved);
     }
     await worksAgain();
   });

@@ -1,6 +1,7 @@
 // The tmux-run CLI run as a real process with an explicit environment (nothing inherited).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_BIN } from './product.js';
+import { guardMs } from './waiting.js';
 
 export interface CliResult {
   code: number | null;
@@ -28,8 +29,8 @@ export function collect(child: ChildProcess, timeoutMs = 20_000): Promise<CliRes
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`tmux-run did not exit within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
-    }, timeoutMs);
+      reject(new Error(`tmux-run did not exit within ${guardMs(timeoutMs)} ms; stdout: ${stdout} stderr: ${stderr}`));
+    }, guardMs(timeoutMs));
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -2,6 +2,16 @@
 
 /** Default for every wait in the harness: generous, because CI machines are small and noisy. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * Every guard's deadline is multiplied by this (TMUX_RUN_TEST_GUARD_SCALE, default 3). A guard
+ * only keeps a hung test from hanging the suite; on a loaded machine it waits longer rather than
+ * fail. Nothing in the suite asserts that something happened within a time: that is the bench's.
+ */
+export const GUARD_SCALE = Math.max(1, Number(process.env.TMUX_RUN_TEST_GUARD_SCALE) || 3);
+
+/** A guard's deadline in milliseconds, scaled. */
+export const guardMs = (ms: number): number => ms * GUARD_SCALE;
+
 /** How often pollers look again. */
 export const POLL_MS = 25;
 
@@ -20,7 +30,7 @@ export async function waitUntil<T>(
   what = 'condition',
   everyMs: number = POLL_MS,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + guardMs(timeoutMs);
   let lastError: unknown;
   for (;;) {
     try {
@@ -32,7 +42,7 @@ export async function waitUntil<T>(
     }
     if (Date.now() >= deadline) {
       const cause = lastError === undefined ? '' : `; last error: ${errorText(lastError)}`;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+      throw new Error(`timed out after ${guardMs(timeoutMs)} ms waiting for ${what}${cause}`);
     }
     await sleep(everyMs);
   }

@@ -29,7 +29,10 @@
 //                          the prompt as the shell renders it (bash: ${PS1@P}, with its \001..\002
 //                          invisible parts and escape sequences left in: the helper strips them),
 //                          RIGHTPROMPT the right prompt (fish; empty in bash). APPROVAL only after
-//                          an A: y | a | always, as zsh's K. Complete with its second \0.
+//                          an A: y | a | always, as zsh's K. Complete with its second \0; more
+//                          fields may follow, each ended by \0: text the line editor may draw
+//                          before the prompt's last line (bash's show-mode-in-prompt strings),
+//                          any one of which the screen check accepts there.
 //                B NONCE REASON\n   not now: busy (a command line is running), context:continuation,
 //                          context:binding, context:completion, editor_not_empty,
 //                          approval_unavailable (ask mode in a shell that cannot ask),
@@ -143,7 +146,8 @@ export function parseAnswer(data: Buffer): Answer | undefined {
   if (!line.startsWith('K ')) return { line };
   const fields = text.slice(nl + 1).split('\0');
   if (fields.length < 3) return undefined;
-  return { line, prompt: { prompt: fields[0]!, right: fields[1]! } };
+  const prefixes = fields.slice(2, -1);
+  return { line, prompt: { prompt: fields[0]!, right: fields[1]!, ...(prefixes.length > 0 ? { prefixes } : {}) } };
 }
 
 /** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */

@@ -8,6 +8,9 @@ import type { Pane } from '../support/pane.js';
 import { ROOT } from '../support/product.js';
 import type { NewPaneOptions, TmuxServer } from '../support/server.js';
 import { DEFAULT_PROMPT } from '../support/shells.js';
+import { callRun, type McpHandle } from '../support/mcp.js';
+import { openScope, type Scope } from '../support/scope.js';
+import { checkRunResult } from '../mcp/support.js';
 
 /** The bash snippet, and the line a person types to enroll. */
 export const BASH_SNIPPET = join(ROOT, 'shell', 'tmux-run.bash');
@@ -47,4 +50,37 @@ export async function enrolledBash(
 ): Promise<{ pane: Pane; listing: PaneListing }> {
   const pane = await bashPane(server, opts);
   return { pane, listing: await enrollBash(pane) };
+}
+
+/** One server, one enrolled bash pane and one tmux-run-mcp per test file; results checked against the contract. */
+export interface BashFixture {
+  scope: Scope;
+  server: TmuxServer;
+  pane: Pane;
+  listing: PaneListing;
+  mcp: McpHandle;
+  /** tmux_run on the fixture's pane (or `listing`), the result checked against the contract. */
+  run(script: string, listing?: PaneListing): Promise<Record<string, any>>;
+}
+
+export async function bashFixture(opts: BashPaneOptions = {}): Promise<BashFixture> {
+  const scope = await openScope();
+  const server = scope.server;
+  const { pane, listing } = await enrolledBash(server, opts);
+  const mcp = await scope.startMcp();
+  const run = async (script: string, l: PaneListing = listing) =>
+    checkRunResult((await callRun(mcp.client, l, script)).result);
+  return { scope, server, pane, listing, mcp, run };
+}
+
+/** The data of a successful result (fails the test otherwise). */
+export function ok(s: Record<string, any>): Record<string, any> {
+  if (s.ok !== true) throw new Error(`expected ok, got ${JSON.stringify(s).slice(0, 600)}`);
+  return s.data as Record<string, any>;
+}
+
+/** The error of a refused result (fails the test otherwise). */
+export function refusal(s: Record<string, any>): Record<string, any> {
+  if (s.ok !== false) throw new Error(`expected a refusal, got ${JSON.stringify(s).slice(0, 600)}`);
+  return s.error as Record<string, any>;
 }

@@ -226,27 +226,35 @@ _tmux_run_trap_of() {
   [[ $text == "trap -- "* ]] || return 0
   eval "_tmux_run_grab ${text#trap }"
 }
-_tmux_run_grab() { REPLY=$2; }
+_tmux_run_grab() { REPLY=${2-}; }
 
 # The prefix of the WINCH trap while enrolled; the person's action follows it on the next line.
 _tmux_run_winch_prefix=_tmux_run_on_winch
 # The DEBUG trap while enrolled: the person's action, skipped while the shell is idle at its prompt
-# (a trap's first command fires DEBUG too: a bash-preexec must not see the handler as the person's).
-_tmux_run_debug_head='case ${_tmux_run_idle-} in 1) ;; *) '
+# (a trap's first command fires DEBUG too: a bash-preexec must not see the handler as the person's)
+# and inside the snippet's own functions.
+_tmux_run_debug_head='case ${_tmux_run_idle-}:${FUNCNAME-} in 1:* | *:_tmux_run_*) ;; *) '
 _tmux_run_debug_tail=$'\n;; esac # tmux-run'
 
 # _tmux_run_hooks: at each prompt, makes sure the hooks are in place, in case the person or a
 # framework replaced them: the WINCH trap (theirs chained after it), the DEBUG guard, the PS0 and
-# PS2 expansions. Cheap: two `trap -p` read back from a file.
+# PS2 expansions. Cheap: two `trap -p` read back from a file. With `debug`, also the DEBUG trap
+# _tmux_run_prompt left in the file.
 _tmux_run_hooks() {
-  local REPLY
+  local REPLY text=
+  if [[ ${1-} == debug ]]; then
+    # The DEBUG trap as _tmux_run_prompt read it (a function sees it only with the trace attribute).
+    read -r -d '' text 2>/dev/null <"$_tmux_run_base.trap"
+    REPLY=
+    [[ $text == "trap -- "* ]] && eval "_tmux_run_grab ${text#trap }"
+    if [[ -n $REPLY && $REPLY != "$_tmux_run_debug_head"* ]]; then
+      _tmux_run_debug_user=$REPLY
+      trap -- "$_tmux_run_debug_head$REPLY$_tmux_run_debug_tail" DEBUG
+    fi
+  fi
   _tmux_run_trap_of WINCH
   if [[ $REPLY != "$_tmux_run_winch_prefix"* ]]; then
     trap -- "$_tmux_run_winch_prefix${REPLY:+$'\n'$REPLY}" WINCH
-  fi
-  _tmux_run_trap_of DEBUG
-  if [[ -n $REPLY && $REPLY != "$_tmux_run_debug_head"* ]]; then
-    trap -- "$_tmux_run_debug_head$REPLY$_tmux_run_debug_tail" DEBUG
   fi
   [[ ${PS0-} == *"$_tmux_run_ps0"* ]] || PS0=$_tmux_run_ps0${PS0-}
   [[ ${PS2-} == *"$_tmux_run_ps2"* ]] || PS2=$_tmux_run_ps2${PS2-}
@@ -262,11 +270,9 @@ _tmux_run_unhook() {
     REPLY=${REPLY#$'\n'}
     if [[ -n $REPLY ]]; then trap -- "$REPLY" WINCH; else trap - WINCH; fi
   fi
-  _tmux_run_trap_of DEBUG
-  if [[ $REPLY == "$_tmux_run_debug_head"*"$_tmux_run_debug_tail" ]]; then
-    REPLY=${REPLY#"$_tmux_run_debug_head"}
-    trap -- "${REPLY%"$_tmux_run_debug_tail"}" DEBUG
-  fi
+  # (A function cannot read the DEBUG trap back: the person's action it wrapped last is put back.)
+  [[ -n ${_tmux_run_debug_user-} ]] && trap -- "$_tmux_run_debug_user" DEBUG
+  unset _tmux_run_debug_user
   [[ -n ${PS0+x} ]] && PS0=${PS0//"$_tmux_run_ps0"/}
   [[ -n ${PS2+x} ]] && PS2=${PS2//"$_tmux_run_ps2"/}
   return 0
@@ -277,6 +283,7 @@ _tmux_run_unhook() {
 # the mode, and marks the shell idle at its primary prompt. Keeps $? for the prompt.
 _tmux_run_prompt() {
   local rc=$?
+  [[ -n ${_tmux_run_base-} ]] && trap -p DEBUG 2>/dev/null >|"$_tmux_run_base.trap"
   if [[ -n ${_tmux_run_said-} ]]; then
     printf '%s\n' "$_tmux_run_said" >&2
     _tmux_run_said=
@@ -295,11 +302,12 @@ _tmux_run_prompt() {
     [[ -z $_tmux_run_generation ]] && _tmux_run_starting
     [[ -z ${_tmux_run_helper_pid-} ]] && return $rc
   fi
-  _tmux_run_hooks
+  _tmux_run_hooks debug
   _tmux_run_report_mode
   _tmux_run_idle=1
   return $rc
 }
+declare -ft _tmux_run_prompt
 
 # _tmux_run_report_mode: writes the mode the listings show to the channel when it changed (the
 # shell itself decides at each run).
@@ -380,7 +388,8 @@ _tmux_run_answer() {
     printf 'B %s %s\n' "$nonce" "$reason" 2>/dev/null >|"$_tmux_run_base.ans"
   else
     _tmux_run_modes
-    printf 'K %s\n%s\0\0' "$nonce" "${PS1@P}" 2>/dev/null >|"$_tmux_run_base.ans"
+    local ps1=${PS1-}
+    printf 'K %s\n%s\0\0' "$nonce" "${ps1@P}" 2>/dev/null >|"$_tmux_run_base.ans"
     ((${#_tmux_run_prefixes[@]} == 0)) || printf '%s\0' "${_tmux_run_prefixes[@]}" 2>/dev/null >>"$_tmux_run_base.ans"
   fi
   umask "$um"
@@ -536,8 +545,8 @@ _tmux_run_teardown() {
   if [[ -n ${_tmux_run_base-} ]]; then
     _tmux_run_unhook
     local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap})
-    [[ $1 == keep-log ]] || files+=("$_tmux_run_base.log")
-    [[ -n $_tmux_run_enrollment && $1 != keep-record ]] &&
+    [[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")
+    [[ -n $_tmux_run_enrollment && ${1-} != keep-record ]] &&
       files+=("${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock})
     _tmux_run_remove "${files[@]}"
   fi

@@ -23,7 +23,7 @@ describe('shell/tmux-run.bash agrees with src/enrollment/layout.ts', () => {
     );
     expect(sorted([...single, ...braces])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
     expect(sorted([...braces, '.log'])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
-    expect(code).toContain('[[ $1 == keep-log ]] || files+=("$_tmux_run_base.log")');
+    expect(code).toContain('[[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")');
     expect(code).toContain(`base=$dir/${CHANNEL_PREFIX}`);
   });
 

@@ -22,7 +22,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, type CliResult } from '../support/cli.js';
 import { CLI_BIN, MCP_BIN, ROOT, SNIPPET } from '../support/product.js';
 import { sandbox, type Sandbox } from './support.js';
-import { zshrcBlock } from '../../src/cli/setup/zshrc.js';
+import { rcBlock } from '../../src/cli/setup/rc.js';
+import { shellNamed } from '../../src/cli/shells.js';
+
+const zshrcBlock = (line: string): string => rcBlock(shellNamed('zsh')!, line);
 
 const BIN = join(ROOT, 'node_modules', '.bin');
 const ZSHRC_LINE = `[[ -n $TMUX ]] && source ${SNIPPET}`;
@@ -42,7 +45,7 @@ afterEach(() => box.remove());
 function setup(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI_BIN, 'setup', ...args], {
     cwd: project,
-    env: { ...box.env, ...extra },
+    env: { SHELL: '/usr/bin/zsh', ...box.env, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return collect(child);

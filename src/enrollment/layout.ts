@@ -29,11 +29,42 @@ export const journalPath = (dir: string, enrollmentGeneration: string): string =
 /**
  * The shell channel: the snippet picks a path `DIR/ch.PID.RANDOM` (the record's `channel`) and
  * makes beside it two FIFOs (the helper's requests, the shell's replies), the snapshot file the
- * shell writes for each run, and the helper's log.
+ * shell writes for each run, and the helper's log. A signal-woken shell (bash, fish: see
+ * helper/shell/signal.ts) has no FIFOs: the helper's messages (`.msg`, written as `.new` and
+ * renamed), the shell's answer (`.ans`) and the shell's modes (`.mode`) are plain 0600 files.
  */
 export const CHANNEL_PREFIX = 'ch.';
-export const CHANNEL = { request: '.req', reply: '.rsp', snapshot: '.env', log: '.log', traps: '.trap' } as const;
+export const CHANNEL = {
+  request: '.req',
+  reply: '.rsp',
+  snapshot: '.env',
+  log: '.log',
+  traps: '.trap',
+  message: '.msg',
+  messageTemp: '.new',
+  answer: '.ans',
+  modes: '.mode',
+} as const;
+/** Every suffix of any shell's channel (what a cleanup removes). */
 export const CHANNEL_SUFFIXES: readonly string[] = Object.values(CHANNEL);
+/** The suffixes zsh's channel uses (shell/tmux-run.zsh). */
+export const ZSH_CHANNEL_SUFFIXES: readonly string[] = [
+  CHANNEL.request,
+  CHANNEL.reply,
+  CHANNEL.snapshot,
+  CHANNEL.log,
+  CHANNEL.traps,
+];
+/** The suffixes a signal-woken shell's channel uses (shell/tmux-run.bash, shell/tmux-run.fish). */
+export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [
+  CHANNEL.message,
+  CHANNEL.messageTemp,
+  CHANNEL.answer,
+  CHANNEL.modes,
+  CHANNEL.snapshot,
+  CHANNEL.log,
+  CHANNEL.traps,
+];
 
 /** Every file of the channel whose path prefix is `base`. */
 export const channelFiles = (base: string): string[] => CHANNEL_SUFFIXES.map((s) => base + s);

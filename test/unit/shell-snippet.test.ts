@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   CHANNEL_PREFIX,
-  CHANNEL_SUFFIXES,
+  ZSH_CHANNEL_SUFFIXES,
   RECORD_SUFFIX,
   REGISTRY_DIR_MODE,
   SOCKET_SUFFIX,
@@ -33,8 +33,8 @@ function channelSuffixes(text: string): { used: string[]; removedAtTeardown: str
 describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
   it('uses exactly the channel suffixes, and removes all of them at teardown (the log kept only after a failed start)', () => {
     const { used, removedAtTeardown } = channelSuffixes(code);
-    expect(used).toEqual(sorted(CHANNEL_SUFFIXES));
-    expect(removedAtTeardown).toEqual(sorted(CHANNEL_SUFFIXES));
+    expect(used).toEqual(sorted(ZSH_CHANNEL_SUFFIXES));
+    expect(removedAtTeardown).toEqual(sorted(ZSH_CHANNEL_SUFFIXES));
     // The log is the one file a teardown may keep, and only when asked to (a failed start).
     expect(code).toContain('[[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log');
     expect([...code.matchAll(/_tmux_run_teardown keep-log/g)]).toHaveLength(1);

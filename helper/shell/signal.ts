@@ -1,0 +1,110 @@
+// The signal-woken channel: how the helper talks to a shell that has no descriptor handler in its
+// line editor (bash, fish). The helper leaves a message in a file and sends the shell SIGWINCH
+// (ignored by default, so a shell with no handler yet, or any more, is never harmed); the shell's
+// handler reads the file and answers in another file. Nothing is a FIFO and the shell holds no
+// descriptor of the channel between prompts (bash cannot set close-on-exec): each access is
+// open, read or write, close.
+//
+// FILES (BASE is the record's `channel`, DIR/ch.SHELLPID.RANDOM; DIR is 0700, every file 0600;
+// suffixes in src/enrollment/layout.ts, CHANNEL):
+//   BASE.msg   helper -> shell. Written by the helper only, whole: to BASE.new, then renamed, so
+//              the shell never reads half of it. Lines, each ended by \n, in this order:
+//                R GENERATION ENROLLMENT   the helper is ready (32 hex each), or
+//                E REASON                  enrollment failed (one line of text), or
+//                X                         the enrollment was revoked;
+//              (exactly one of these three first; none before the helper's first word: no file)
+//                Q NONCE                   a request is out (32 hex, fresh for each request);
+//                                          at most one; absent when none is out
+//                P NONCE RUNID DIGEST BYTES LINES PREVIEW
+//                                          ask mode only (shells that can ask): the run's details,
+//                                          as zsh's P line (helper/shell/approval.ts)
+//                N SEQ TEXT                shells that draw notices only (not bash): the latest
+//                                          notice, SEQ counting up from 1
+//   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
+//              written by the shell with open/truncate, write, close, so the helper may see it
+//              half-written: an answer counts only when complete (below), else the helper waits
+//              for the next change. One of:
+//                K NONCE[ APPROVAL]\n PROMPT \0 RIGHTPROMPT \0
+//                          idle at the primary prompt with the snapshot written (below); PROMPT is
+//                          the prompt as the shell renders it (bash: ${PS1@P}, with its \001..\002
+//                          invisible parts and escape sequences left in: the helper strips them),
+//                          RIGHTPROMPT the right prompt (fish; empty in bash). APPROVAL only after
+//                          an A: y | a | always, as zsh's K. Complete with its second \0.
+//                B NONCE REASON\n   not now: busy (a command line is running), context:continuation,
+//                          context:binding, context:completion, editor_not_empty,
+//                          approval_unavailable (ask mode in a shell that cannot ask),
+//                          snapshot_failed. Complete with its \n.
+//                A NONCE SECONDS\n  ask mode (shells that can ask): the person is being asked; the
+//                          helper then adds the P line to BASE.msg and wakes the shell again, and
+//                          waits SECONDS (plus a margin) for K NONCE APPROVAL or
+//                D NONCE denied|approval_timeout\n.
+//   BASE.env   shell -> helper: the snapshot, exactly as helper/shell/snapshot.ts parses it
+//              (NONCE \0 PWD \0 NAME=VALUE \0 ... with :NAME=VALUE entries for the sandbox's
+//              parameters when TMUX_RUN_SANDBOX is set and not off; a list joined with ':').
+//              Removed by the helper before each Q and after it is read; created by the shell with
+//              O_EXCL (bash: noclobber) at 0600, written, closed, BEFORE it writes K to BASE.ans.
+//   BASE.mode  shell -> helper: `M ask|auto SANDBOX\n` (SANDBOX: off, workspace, workspace+net,
+//              read-only, invalid), rewritten at a prompt when it changed; read by the helper
+//              when a listing asks (informational: the shell decides at each run).
+//   BASE.log   the helper's stdout and stderr (made by the shell when it starts the helper).
+//   BASE.trap  scratch file of the shell's (bash: `trap -p` read back without a fork).
+//
+// ORDER OF EVENTS
+//   Start: the shell makes BASE.log and starts `node dist/helper/main.js BASE SHELLPID SHELLNAME`
+//     in the background (its own process group, stdin /dev/null, no other descriptor) and
+//     returns. The helper writes BASE.msg with R (or E) and sends SIGWINCH. The shell's handler,
+//     or its next prompt, reads it: R -> enrolled (the generation is kept); E -> not enrolled, the
+//     reason said at the next prompt (the helper exits; the log kept).
+//   A run: the helper removes BASE.ans and BASE.env, writes BASE.msg with `Q NONCE`, watches
+//     DIR (inotify, fs.watch; a 20 ms poll when that fails), and sends SIGWINCH. The handler
+//     acts only when BASE.msg holds a Q whose NONCE it has not answered yet (it keeps the last
+//     one): a real resize, or anyone else's WINCH, finds nothing new and does nothing but what
+//     the person's own WINCH handler does (which the shell's handler calls in any case). It
+//     answers from the shell's own state: idle at the primary prompt (bash: set by
+//     PROMPT_COMMAND, cleared by a zero-output expansion in PS0, continuation marked by PS2,
+//     READLINE_LINE or COMP_LINE set inside a binding or completion); if idle it writes BASE.env,
+//     then BASE.ans with K and the rendered prompt; else B. The helper then (K) reads and removes
+//     BASE.env, asks tmux read-only for the cursor and the screen (helper/shell/screen.ts) and
+//     starts the run only when the cursor stands right after the rendered prompt on an empty line;
+//     else it refuses editor_not_empty.
+//   Busy: the helper refuses shell_busy at once when /proc shows the terminal's foreground
+//     group is not the shell's, or when no complete answer came within one second; it then
+//     rewrites BASE.msg without the Q (withdrawn), so a handler that runs later finds nothing,
+//     and an answer that still arrives for that nonce is ignored.
+//   Revoked: the helper writes BASE.msg with X (no Q), sends SIGWINCH, and exits; the shell
+//     undoes its enrollment in the handler or at its next prompt and says so at the next prompt.
+//   Helper lost: the shell checks at each prompt that its helper (its own child) still lives;
+//     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
+//   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
+//     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
+import { closeSync, constants, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { CHANNEL } from '../../src/enrollment/layout.js';
+
+/** How often the helper looks at the answer file when the directory cannot be watched. */
+export const POLL_MS = 20;
+
+/** Writes BASE.msg whole: to BASE.new (0600, replaced), then renamed over it. */
+export function writeMessages(base: string, lines: readonly string[]): void {
+  const tmp = base + CHANNEL.messageTemp;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, lines.map((l) => l.replace(/[\r\n]/g, ' ') + '\n').join(''));
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, base + CHANNEL.message);
+}
+
+/** Reads one of the shell's files, or undefined when it is not there. */
+export function readShellFile(path: string): Buffer | undefined {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}

@@ -13,7 +13,7 @@ import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
 import type { RunOutcome } from './run/runner.js';
-import type { ShellChannel } from './shell/channel.js';
+import type { Shell } from './shell/shell.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
@@ -26,7 +26,7 @@ import { BackgroundRuns, runMode } from './queue/background.js';
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: Pick<ShellChannel, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<ShellChannel, 'sandbox'>>;
+  shell: Pick<Shell, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<Shell, 'sandbox'>>;
   audit: AuditLog;
   /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
   journal: Pick<RunJournal, 'note' | 'tryNote'>;

@@ -10,7 +10,7 @@ import type { AuditLog } from '../../src/audit/audit-log.js';
 import { procStat, procUmask } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import { Run, type RunOutcome, type RunWrap } from './runner.js';
-import type { AskResult, ShellChannel, Snapshot } from '../shell/channel.js';
+import type { AskResult, Shell, Snapshot } from '../shell/shell.js';
 import { err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
@@ -21,7 +21,7 @@ const DIE_AFTER_SPAWN = process.env.TMUX_RUN_TEST_DIE_AFTER_SPAWN === '1';
 /** What dispatching a job needs of the service. */
 export interface DispatchContext {
   record: EnrollmentRecord;
-  shell: Pick<ShellChannel, 'ask' | 'notify'>;
+  shell: Pick<Shell, 'ask' | 'notify'>;
   audit: AuditLog;
   journal: Pick<RunJournal, 'note' | 'tryNote'>;
   log: (message: string) => void;
@@ -61,6 +61,22 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
     return {
       code: 'editor_not_empty',
       message: `the shell's line editor is not at an empty prompt (${answer.reason})`,
+    };
+  }
+  if (answer.reason.startsWith('screen:')) {
+    return {
+      code: 'editor_not_empty',
+      message: `the screen check could not confirm an empty line at the shell's prompt (${answer.reason.slice(7)}); retry later`,
+    };
+  }
+  if (answer.reason === 'busy') {
+    return { code: 'shell_busy', message: 'the shell is running a command line (retry when its prompt is back)' };
+  }
+  if (answer.reason === 'approval_unavailable') {
+    return {
+      code: 'approval_unavailable',
+      message:
+        "the person asked to approve each run (TMUX_RUN_APPROVE=ask), and this pane's shell cannot ask them without disturbing their line, so no run starts there",
     };
   }
   if (answer.reason === 'closed') return { code: 'shell_exited', message: 'the enrolled shell has exited' };

@@ -77,8 +77,23 @@
 //     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
 //   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
 //     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
-import { closeSync, constants, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  watch,
+  writeSync,
+  type FSWatcher,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
+import type { SandboxShown } from '../sandbox/policy.js';
+import { LineShell } from './line-shell.js';
+import { checkScreen, readScreen, type RenderedPrompt, type Screen } from './screen.js';
+import type { ApproveMode, AskOptions, AskResult, Shell, ShellName, ShellPlace } from './shell.js';
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
 export const POLL_MS = 20;
@@ -106,5 +121,212 @@ export function readShellFile(path: string): Buffer | undefined {
     }
   } catch {
     return undefined;
+  }
+}
+
+/** One complete answer read from BASE.ans: its line, and for K the prompt it rendered. */
+export type Answer = { line: string; prompt?: RenderedPrompt };
+
+/**
+ * Parses BASE.ans (pure): undefined while it is incomplete (the shell is still writing it) or
+ * not an answer at all. K lines carry PROMPT \0 RIGHTPROMPT \0 after their newline.
+ */
+export function parseAnswer(data: Buffer): Answer | undefined {
+  const text = data.toString('utf8');
+  const nl = text.indexOf('\n');
+  if (nl < 0) return undefined;
+  const line = text.slice(0, nl);
+  if (!/^[KBAD] [0-9a-f]{32}(?: [!-~]+)?$/.test(line)) return undefined;
+  if (!line.startsWith('K ')) return { line };
+  const fields = text.slice(nl + 1).split('\0');
+  if (fields.length < 3) return undefined;
+  return { line, prompt: { prompt: fields[0]!, right: fields[1]! } };
+}
+
+/** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
+export function parseModes(data: Buffer | undefined): { mode: ApproveMode; sandbox: SandboxShown } {
+  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
+  return m ? { mode: m[1] as ApproveMode, sandbox: m[2] as SandboxShown } : { mode: 'unknown', sandbox: 'unknown' };
+}
+
+/** What a signal-woken shell can do beyond the common part. */
+export interface SignalShellTraits {
+  /** It draws notices (N lines); bash cannot redraw its line from a handler, so it does not. */
+  notices: boolean;
+  /** It can ask the person in ask mode (else it answers B approval_unavailable itself). */
+  asks: boolean;
+}
+
+/** A shell woken by SIGWINCH, talking through files (the protocol above). */
+export class SignalShell extends LineShell implements Shell {
+  readonly editorCheck = 'screen';
+  onclose?: () => void;
+  private status: string | undefined;
+  private request: string[] = [];
+  private notice: string | undefined;
+  private noticeSeq = 0;
+  private watcher: FSWatcher | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  private lastAnswer = '';
+  private prompt: RenderedPrompt | undefined;
+  /** The last screen check's cost in ms (the bench reads it). */
+  lastScreenMs = 0;
+
+  constructor(
+    readonly name: ShellName,
+    private readonly place: ShellPlace,
+    private readonly traits: SignalShellTraits,
+  ) {
+    super(place.base);
+  }
+
+  get mode(): ApproveMode {
+    return parseModes(readShellFile(this.base + CHANNEL.modes)).mode;
+  }
+
+  get sandbox(): SandboxShown {
+    return parseModes(readShellFile(this.base + CHANNEL.modes)).sandbox;
+  }
+
+  /** Nothing to open: the shell made only the log; the helper writes BASE.msg when it has news. */
+  open(): void {}
+
+  ready(generation: string, enrollment: string): void {
+    this.status = `R ${generation} ${enrollment}`;
+    this.flush(true);
+  }
+
+  fail(reason: string): Promise<void> {
+    this.status = `E ${reason}`;
+    this.request = [];
+    this.flush(true);
+    return Promise.resolve();
+  }
+
+  notify(text: string): void {
+    if (!this.traits.notices || this.closed) return;
+    this.notice = `N ${++this.noticeSeq} ${text}`;
+    this.flush(true);
+  }
+
+  revoked(): void {
+    this.status = 'X';
+    this.request = [];
+    this.flush(true);
+  }
+
+  protected write(line: string): void {
+    if (this.closed) return;
+    const kind = line.slice(0, 2);
+    if (kind === 'Q ') {
+      this.clearAnswer();
+      this.request = [line];
+      this.startWatch();
+      this.flush(true);
+      this.check();
+    } else if (kind === 'P ') {
+      this.request.push(line);
+      this.flush(true);
+    } else if (kind === 'W ') {
+      // Withdrawn: a handler that runs later finds no request; an answer still coming is ignored.
+      this.request = [];
+      this.flush(false);
+    }
+  }
+
+  override async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
+    let r: AskResult;
+    try {
+      r = await super.ask(timeoutMs, opts);
+    } finally {
+      this.stopWatch();
+      if (this.request.length > 0 && !this.closed) {
+        this.request = [];
+        this.flush(false);
+      }
+    }
+    if (!r.ok) return r;
+    const prompt = this.prompt;
+    if (!prompt) return { ok: false, reason: 'screen:the shell did not say what its prompt looks like' };
+    const t0 = performance.now();
+    let screen: Screen | undefined;
+    try {
+      screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
+    } catch (e) {
+      return { ok: false, reason: `screen:tmux could not show the pane (${(e as Error).message})` };
+    }
+    const verdict = screen ? checkScreen(screen, prompt) : { ok: false as const, reason: 'tmux answered oddly' };
+    this.lastScreenMs = performance.now() - t0;
+    return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopWatch();
+    this.endWaits();
+  }
+
+  /** Rewrites BASE.msg from what is to be said; `wake` sends the shell SIGWINCH after. */
+  private flush(wake: boolean): void {
+    const lines = [this.status, ...this.request, this.notice].filter((l): l is string => l !== undefined);
+    try {
+      if (this.status !== undefined) writeMessages(this.base, lines);
+      if (wake) process.kill(this.place.shellPid, 'SIGWINCH');
+    } catch {
+      // The shell or its channel is gone: the helper's watch ends the enrollment.
+    }
+  }
+
+  private clearAnswer(): void {
+    this.lastAnswer = '';
+    this.prompt = undefined;
+    for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) {
+      try {
+        unlinkSync(this.base + suffix);
+      } catch {
+        /* not there */
+      }
+    }
+  }
+
+  /** Reads BASE.ans; hands a complete answer not handed on yet to the waiting request. */
+  private check(): void {
+    const data = readShellFile(this.base + CHANNEL.answer);
+    if (!data) return;
+    const answer = parseAnswer(data);
+    if (!answer) return;
+    const key = data.toString('latin1');
+    if (key === this.lastAnswer) return;
+    this.lastAnswer = key;
+    if (answer.prompt) this.prompt = answer.prompt;
+    this.deliver(answer.line);
+  }
+
+  private startWatch(): void {
+    if (this.watcher || this.poll) return;
+    const name = basename(this.base) + CHANNEL.answer;
+    try {
+      this.watcher = watch(dirname(this.base), { persistent: false }, (_event, file) => {
+        if (file === null || file === name) this.check();
+      });
+      this.watcher.on('error', () => this.fallBack());
+    } catch {
+      this.fallBack();
+    }
+  }
+
+  /** No inotify (out of watches, say): look every POLL_MS while a request is out. */
+  private fallBack(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.poll ??= setInterval(() => this.check(), POLL_MS);
+  }
+
+  private stopWatch(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.poll) clearInterval(this.poll);
+    this.poll = undefined;
   }
 }

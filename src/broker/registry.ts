@@ -9,7 +9,14 @@ import {
   recordPath,
   socketPath,
 } from '../enrollment/layout.js';
-import { readRecord, removeQuietly, type EnrollmentRecord } from '../enrollment/record.js';
+import {
+  readRecord,
+  recordShell,
+  removeQuietly,
+  type EditorCheck,
+  type EnrollmentRecord,
+  type ShellName,
+} from '../enrollment/record.js';
 import { paneGeneration } from '../enrollment/generation.js';
 import { procStat } from '../os/proc.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
@@ -32,6 +39,10 @@ export interface PaneListing {
   mode: 'ask' | 'auto' | 'unknown';
   /** TMUX_RUN_SANDBOX as of the shell's last prompt. */
   sandbox: 'off' | 'workspace' | 'workspace+net' | 'read-only' | 'invalid' | 'unknown';
+  /** The enrolled shell. */
+  shell: ShellName;
+  /** How its empty line is checked: `exact` (its line editor says) or `screen` (read from the pane). */
+  editor_check: EditorCheck;
   queued: number;
   enrolled_at: string;
   tmux_socket: string;
@@ -201,6 +212,7 @@ export async function listEnrolled(
       state: pong.state,
       mode: pong.mode,
       sandbox: pong.sandbox ?? 'unknown',
+      ...recordShell(rec),
       queued: pong.queued,
       enrolled_at: rec.enrolled_at,
       tmux_socket: rec.tmux_socket,

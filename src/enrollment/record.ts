@@ -3,6 +3,13 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, un
 import { join } from 'node:path';
 import { recordPath } from './layout.js';
 
+/** The shells a pane can be enrolled from (the record's `shell`; helper/shell/shell.ts picks the module). */
+export const SHELL_NAMES = ['zsh', 'bash', 'fish'] as const;
+export type ShellName = (typeof SHELL_NAMES)[number];
+/** How the empty line is known: `exact` (the shell's line editor says so) or `screen` (read from the pane). */
+export const EDITOR_CHECKS = ['exact', 'screen'] as const;
+export type EditorCheck = (typeof EDITOR_CHECKS)[number];
+
 export interface EnrollmentRecord {
   version: 1;
   pane_id: string;
@@ -26,6 +33,15 @@ export interface EnrollmentRecord {
   secret: string;
   /** The helper's build (BUILD_ID in src/protocol/build.ts); missing in records of older builds. */
   build?: string;
+  /** The enrolled shell; missing in records of older builds, which were all zsh's (recordShell). */
+  shell?: ShellName;
+  /** How its empty line is checked; missing in older records (exact: zsh's line editor). */
+  editor_check?: EditorCheck;
+}
+
+/** A record's shell and check, with the defaults of records written before they were recorded. */
+export function recordShell(rec: EnrollmentRecord): { shell: ShellName; editor_check: EditorCheck } {
+  return { shell: rec.shell ?? 'zsh', editor_check: rec.editor_check ?? 'exact' };
 }
 
 /** Writes the record 0600 under a temporary name, then renames it into place. */
@@ -105,7 +121,9 @@ function isRecord(r: unknown): r is EnrollmentRecord {
     typeof x.enrolled_at === 'string' &&
     typeof x.secret === 'string' &&
     /^[a-f0-9]{64}$/.test(x.secret) &&
-    (x.build === undefined || (typeof x.build === 'string' && /^[a-f0-9]{1,64}$/.test(x.build)))
+    (x.build === undefined || (typeof x.build === 'string' && /^[a-f0-9]{1,64}$/.test(x.build))) &&
+    (x.shell === undefined || (SHELL_NAMES as readonly unknown[]).includes(x.shell)) &&
+    (x.editor_check === undefined || (EDITOR_CHECKS as readonly unknown[]).includes(x.editor_check))
   );
 }
 

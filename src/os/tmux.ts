@@ -1,16 +1,29 @@
-// Read-only questions to tmux. Only `list-panes` and `display-message` are ever asked; nothing
-// is typed or pasted. Arguments come from enrollment records, never from an agent's input.
+// Read-only questions to tmux. Only `list-panes`, `display-message` and `capture-pane -p` (printed,
+// never saved to a buffer) are ever asked; nothing is typed or pasted. Arguments come from
+// enrollment records, never from an agent's input.
 import { execFile } from 'node:child_process';
 
-const READ_ONLY = new Set(['list-panes', 'display-message']);
+const READ_ONLY = new Set(['list-panes', 'display-message', 'capture-pane']);
 
-/** Runs `tmux -S SOCKET COMMAND ...` for a read-only command; resolves stdout. */
+/** The first command of `args`, or of a `;`-separated sequence, that is not a read-only question. */
+export function notReadOnly(args: readonly string[]): string | undefined {
+  let start = 0;
+  for (let i = 0; i <= args.length; i++) {
+    if (i < args.length && args[i] !== ';') continue;
+    const command = args[start];
+    const rest = args.slice(start + 1, i);
+    if (command === undefined || !READ_ONLY.has(command)) return String(command);
+    if (command === 'capture-pane' && !rest.includes('-p')) return 'capture-pane without -p';
+    start = i + 1;
+  }
+  return undefined;
+}
+
+/** Runs `tmux -S SOCKET COMMAND ...` for read-only commands (`;` between them); resolves stdout. */
 export function tmuxQuery(socket: string, args: string[], timeoutMs = 5000): Promise<string> {
-  const command = args[0];
-  if (command === undefined || !READ_ONLY.has(command)) {
-    return Promise.reject(
-      new Error(`refusing to run tmux command ${String(command)}: only read-only queries are allowed`),
-    );
+  const command = notReadOnly(args);
+  if (command !== undefined) {
+    return Promise.reject(new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`));
   }
   return new Promise((resolve, reject) => {
     execFile(

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'unknown_run',
   'too_many_background_runs',
   'sandbox_unavailable',
+  'approval_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -7,13 +7,14 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ShellChannel, type AskOptions } from '../../helper/shell/channel.js';
+import { ZshShell } from '../../helper/shell/zsh.js';
+import type { AskOptions } from '../../helper/shell/shell.js';
 import { PREVIEW_SEPARATOR } from '../../helper/shell/approval.js';
 import { waitUntil } from '../support/waiting.js';
 
 let dir: string;
 let base: string;
-let channel: ShellChannel;
+let channel: ZshShell;
 let fds: number[];
 let fromHelper: string[];
 let reader: Socket;
@@ -44,7 +45,7 @@ beforeEach(() => {
       buf = buf.slice(nl + 1);
     }
   });
-  channel = new ShellChannel(base);
+  channel = new ZshShell(base);
   channel.open();
 });
 

@@ -166,6 +166,8 @@ describe('revoke: choosing the enrollment', () => {
     state: 'idle',
     mode: 'auto',
     sandbox: 'off',
+    shell: 'zsh',
+    editor_check: 'exact',
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
     tmux_socket: socket,

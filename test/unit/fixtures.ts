@@ -2,7 +2,7 @@
 // without tmux or zsh: a record naming this process as shell and helper, and runs bound to it.
 import { join } from 'node:path';
 import { HelperService } from '../../helper/service.js';
-import type { ShellChannel } from '../../helper/shell/channel.js';
+import type { Shell } from '../../helper/shell/shell.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { RunJournal } from '../../src/enrollment/run-journal.js';
@@ -58,7 +58,7 @@ export function standInService(
   dir: string,
   record: EnrollmentRecord,
   secret: Buffer,
-  ask: ShellChannel['ask'],
+  ask: Shell['ask'],
 ): HelperService {
   return new HelperService({
     record,

@@ -17,6 +17,8 @@ const base: PaneListing = {
   state: 'idle',
   mode: 'auto',
   sandbox: 'off',
+  shell: 'zsh',
+  editor_check: 'exact',
   queued: 0,
   enrolled_at: '2026-12-01T09:00:00.000Z',
   tmux_socket: '/tmp/tmux-1000/default',
@@ -33,8 +35,8 @@ describe('tmux_enrolled_panes text', () => {
         { ...base, pane_id: '%4', mode: 'ask', sandbox: 'workspace', state: 'running', queued: 2 },
       ]).split('\n'),
     ).toEqual([
-      '%3 generation g1 session "work" window 2 state idle mode auto sandbox off queued 0 cwd "/home/me/project"',
-      '%4 generation g1 session "work" window 2 state running mode ask sandbox workspace queued 2 cwd "/home/me/project"',
+      '%3 generation g1 session "work" window 2 state idle shell zsh check exact mode auto sandbox off queued 0 cwd "/home/me/project"',
+      '%4 generation g1 session "work" window 2 state running shell zsh check exact mode ask sandbox workspace queued 2 cwd "/home/me/project"',
     ]);
   });
 

@@ -10,7 +10,7 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { RunJournal } from '../../src/enrollment/run-journal.js';
 import type { Binding } from '../../src/protocol/token.js';
 import { bindingFor as fixtureBinding, fakeRecord, runRequest } from './fixtures.js';
-import type { AskResult } from '../../helper/shell/channel.js';
+import type { AskResult } from '../../helper/shell/shell.js';
 import type { Reply } from '../../src/protocol/messages.js';
 
 const secret = Buffer.alloc(32, 9);

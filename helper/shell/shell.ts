@@ -1,0 +1,88 @@
+// The one interface the helper's coordinators (helper/main.ts, helper/run/dispatch.ts,
+// helper/service.ts) talk to the enrolled shell through, and the one switch that picks a shell's
+// module by name: zsh (helper/shell/zsh.ts: zle's descriptor handler, FIFOs) or a signal-woken
+// shell (helper/shell/signal.ts: bash, fish). No other file names a shell.
+import type { SandboxShown } from '../sandbox/policy.js';
+import type { RunDetails } from './approval.js';
+import type { Snapshot } from './snapshot.js';
+
+export type { Snapshot } from './snapshot.js';
+
+import type { EditorCheck, ShellName } from '../../src/enrollment/record.js';
+
+export { SHELL_NAMES, type EditorCheck, type ShellName } from '../../src/enrollment/record.js';
+
+/**
+ * How a run was let through: `auto` (the shell does not ask), `yes` (the person pressed y),
+ * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
+ */
+export type Approval = 'auto' | 'yes' | 'always' | 'remembered';
+/** `answeredAt` (ok): when the editor's answer arrived (src/protocol/trace.ts clock), before the snapshot was read. */
+export type AskResult =
+  | { ok: true; snapshot: Snapshot; approval: Approval; answeredAt?: number }
+  | { ok: false; reason: string; timeoutS?: number };
+/** The shell's approval mode as of its last prompt. */
+export type ApproveMode = 'ask' | 'auto' | 'unknown';
+
+export interface AskOptions {
+  /** The run the person is asked about, when the shell asks. */
+  run?: RunDetails;
+  /** Called when the shell starts asking the person (the wait is then theirs, not the editor's). */
+  onAwaiting?: () => void;
+  /** Aborting withdraws the question (the shell removes it) and resolves `withdrawn`. */
+  signal?: AbortSignal;
+}
+
+/** The enrolled shell, as the helper sees it. */
+export interface Shell {
+  readonly name: ShellName;
+  readonly editorCheck: EditorCheck;
+  /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
+  readonly mode: ApproveMode;
+  /** TMUX_RUN_SANDBOX as of the shell's last prompt (informational). */
+  readonly sandbox: SandboxShown;
+  /** Called once when the shell's side of the channel is gone. */
+  onclose?: () => void;
+  /** Opens the channel the shell made; throws (with the errno's code) when it cannot. */
+  open(): void;
+  /** Tells the shell this helper is ready, with the pane's listed generation and the enrollment generation. */
+  ready(generation: string, enrollment: string): void;
+  /** Tells the shell enrollment failed; resolves once told (or after a short bound). */
+  fail(reason: string): Promise<void>;
+  /** A one-line notice for the pane; dropped by a shell that cannot draw one, or has them off. */
+  notify(text: string): void;
+  /** Tells the shell its enrollment was revoked. */
+  revoked(): void;
+  /** Asks whether the shell is idle with an empty line; on yes, with the snapshot it wrote. */
+  ask(timeoutMs: number, opts?: AskOptions): Promise<AskResult>;
+  close(): void;
+}
+
+/** What a shell's module needs to know about the pane (from the helper's arguments and environment). */
+export interface ShellPlace {
+  /** The channel's path prefix (the record's `channel`). */
+  base: string;
+  shellPid: number;
+  tmuxSocket: string;
+  paneId: string;
+}
+
+/** The module for the shell named `name`, or undefined for a name no module serves. */
+export async function shellFor(name: string, place: ShellPlace): Promise<Shell | undefined> {
+  switch (name) {
+    case 'zsh': {
+      const { ZshShell } = await import('./zsh.js');
+      return new ZshShell(place.base);
+    }
+    case 'bash': {
+      const { SignalShell } = await import('./signal.js');
+      return new SignalShell('bash', place, { notices: false, asks: false });
+    }
+    case 'fish': {
+      const { SignalShell } = await import('./signal.js');
+      return new SignalShell('fish', place, { notices: true, asks: false });
+    }
+    default:
+      return undefined;
+  }
+}

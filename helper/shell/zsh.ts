@@ -1,0 +1,114 @@
+// zsh's channel: two FIFOs the shell's zle -F widget reads and answers.
+// Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; in ask mode the shell answers
+// A NONCE SECONDS at once, the helper sends P NONCE DETAILS, and the person's key comes back as
+// K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
+// question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
+import { constants, openSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { CHANNEL } from '../../src/enrollment/layout.js';
+import type { SandboxShown } from '../sandbox/policy.js';
+import { LineShell } from './line-shell.js';
+import type { ApproveMode, Shell } from './shell.js';
+
+/** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
+const MAX_PENDING = 64 * 1024;
+
+export class ZshShell extends LineShell implements Shell {
+  readonly name = 'zsh';
+  readonly editorCheck = 'exact';
+  private req: Socket | undefined;
+  private rsp: Socket | undefined;
+  private inbuf = '';
+  /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
+  mode: ApproveMode = 'unknown';
+  /** TMUX_RUN_SANDBOX as of the shell's last prompt (informational: the shell reports it again at each run). */
+  sandbox: SandboxShown = 'unknown';
+  /** Called once when the shell's side is gone (EOF or error on the channel). */
+  onclose?: () => void;
+
+  /** Opens the FIFOs the shell created (it holds both ends open read-write). */
+  open(): void {
+    const w = openSync(this.base + CHANNEL.request, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    const r = openSync(this.base + CHANNEL.reply, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    this.req = new Socket({ fd: w, readable: false, writable: true });
+    this.rsp = new Socket({ fd: r, readable: true, writable: false });
+    this.req.on('error', () => this.finish());
+    this.rsp.on('error', () => this.finish());
+    this.rsp.on('end', () => this.finish());
+    this.rsp.on('close', () => this.finish());
+    this.rsp.setEncoding('latin1');
+    this.rsp.on('data', (chunk: string) => this.onData(chunk));
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.req?.destroy();
+    this.rsp?.destroy();
+    this.endWaits();
+    this.onclose?.();
+  }
+
+  private onData(chunk: string): void {
+    this.inbuf += chunk;
+    if (this.inbuf.length > MAX_PENDING) this.inbuf = this.inbuf.slice(-4096);
+    let nl: number;
+    while ((nl = this.inbuf.indexOf('\n')) >= 0) {
+      const line = this.inbuf.slice(0, nl);
+      this.inbuf = this.inbuf.slice(nl + 1);
+      const m = /^M (ask|auto)(?: (off|workspace|workspace\+net|read-only|invalid))?$/.exec(line);
+      if (m) {
+        this.mode = m[1] as 'ask' | 'auto';
+        this.sandbox = (m[2] as SandboxShown | undefined) ?? 'off';
+        continue;
+      }
+      // A line for a nonce nobody waits for is a late answer: ignored, never acted on.
+      this.deliver(line);
+    }
+  }
+
+  protected write(line: string): void {
+    if (!this.closed) this.req?.write(line.replace(/[\r\n]/g, ' ') + '\n', 'utf8');
+  }
+
+  /**
+   * Tells the shell this helper is ready, with the pane's listed generation and the enrollment
+   * generation (the shell removes the record itself when it finds the helper killed).
+   */
+  ready(generation: string, enrollment: string): void {
+    this.write(`R ${generation} ${enrollment}`);
+  }
+
+  /**
+   * Tells the shell enrollment failed (the snippet prints the reason); resolves once the line
+   * has been handed to the FIFO (or after a short bound), so the process can exit right after.
+   */
+  fail(reason: string): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 500);
+      if (this.closed || !this.req) {
+        clearTimeout(timer);
+        resolve();
+        return;
+      }
+      this.req.write(`E ${reason.replace(/[\r\n]/g, ' ')}\n`, 'utf8', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Draws a one-line notice in the pane (zle -M); the shell drops it when notices are off. */
+  notify(text: string): void {
+    this.write(`N ${text}`);
+  }
+
+  /** Tells the shell its enrollment was revoked. */
+  revoked(): void {
+    this.write('X');
+  }
+
+  close(): void {
+    this.finish();
+  }
+}

@@ -2,7 +2,7 @@
 // here (the harness's `$ ` prompt, no greeting, and the completion marker in the pane title from
 // the fish_prompt event, as zsh's precmd does it), enrolled the way a person enrolls one (typing
 // `source .../tmux-run.fish`), and a fixture with one such pane and a spawned tmux-run-mcp.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
@@ -40,18 +40,27 @@ export interface FishPaneOptions extends Omit<NewPaneOptions, 'shell' | 'zshrc'>
   config?: string;
   /** The fish command line; default fish --no-config -i with the config. */
   args?: string[];
+  /**
+   * A full start-up instead (fish -i reading $XDG_CONFIG_HOME/fish/config.fish, written here), as
+   * a person's fish starts: fish_vi_key_bindings needs it (under --no-config it takes no keys).
+   */
+  full?: boolean;
 }
 
 /** Opens a window running an interactive fish with the harness config (and `config`). */
 export async function fishPane(server: TmuxServer, opts: FishPaneOptions = {}): Promise<Pane> {
-  const file = join(server.home, `config-${++configs}.fish`);
-  writeFileSync(file, FISH_HARNESS + (opts.config ?? ''), { mode: 0o600 });
-  const { config: _c, args, ...rest } = opts;
-  return server.newPane({
-    ...rest,
-    shell: ['fish', '--no-config', ...(args ?? ['-i']), '-C', `source ${file}`],
-    env: opts.env,
-  });
+  const n = ++configs;
+  const { config, args, full, ...rest } = opts;
+  const text = FISH_HARNESS + (config ?? '');
+  if (full) {
+    const xdg = join(server.home, `xdg-${n}`);
+    mkdirSync(join(xdg, 'fish'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(xdg, 'fish', 'config.fish'), text, { mode: 0o600 });
+    return server.newPane({ ...rest, shell: ['fish', '-i'], env: { XDG_CONFIG_HOME: xdg, ...opts.env } });
+  }
+  const file = join(server.home, `config-${n}.fish`);
+  writeFileSync(file, text, { mode: 0o600 });
+  return server.newPane({ ...rest, shell: ['fish', '--no-config', ...(args ?? ['-i']), '-C', `source ${file}`] });
 }
 
 /** Types the source line into a fish pane (it must succeed) and waits until the pane is listed. */

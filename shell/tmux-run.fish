@@ -120,9 +120,13 @@ end
 # background: its own process group (fish's job control), stdin /dev/null, no other descriptor of
 # this shell's, none of the person's NODE_OPTIONS, umask 077; then forgets the job (no message).
 function _tmux_run_start --argument-names dir main node --description 'tmux-run: start the helper'
-    # What an earlier enrollment of this shell (this pid) left: the log of a helper that failed.
+    # What an earlier enrollment of this pid left: the log of a helper that failed, or the channel
+    # of a fish this one replaced with `exec fish` (its helper, still our child, is stopped).
     set -l old $dir/ch.$fish_pid.*
-    set -q old[1]; and command rm -f -- $old 2>/dev/null
+    if set -q old[1]
+        _tmux_run_stop_replaced $dir $old
+        command rm -f -- $old 2>/dev/null
+    end
     set -l base $dir/ch.$fish_pid.(random 100000 999999)(random 100000 999999)
     set -l saved $umask
     umask 077
@@ -149,6 +153,27 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     set -g _tmux_run_status 0
     set -e _tmux_run_generation _tmux_run_enrollment _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     return 0
+end
+
+# _tmux_run_stop_replaced DIR FILES...: stops the helper whose record names one of these channel
+# files' prefix, when it is this process's child: a fish that ran `exec fish` left it behind.
+function _tmux_run_stop_replaced --argument-names dir --description 'tmux-run: stop the helper of a replaced fish'
+    set -l bases
+    for f in $argv[2..-1]
+        set -l b (string replace -r '\.[a-z]+$' '' -- $f)
+        contains -- $b $bases; or set -a bases $b
+    end
+    for rec in $dir/*.json
+        set -l text (string collect <$rec 2>/dev/null)
+        for b in $bases
+            string match -q -- "*\"$b\"*" "$text"; or continue
+            set -l pid (string match -r '"helper_pid":\s*(\d+)' -- "$text")[2]
+            test -n "$pid"; or continue
+            read -l stat </proc/$pid/stat 2>/dev/null; or continue
+            set -l rest (string split ' ' -- (string replace -r '^.*\) ' '' -- $stat))
+            test "$rest[2]" = $fish_pid; and _tmux_run_stop $pid
+        end
+    end
 end
 
 function _tmux_run_uptime --description 'tmux-run: prints whole seconds since boot (no fork)'
@@ -281,8 +306,14 @@ function _tmux_run_failed --argument-names reason --description 'tmux-run: enrol
     _tmux_run_say "tmux-run: not enrolled: $reason$where"
 end
 
+# _tmux_run_was_revoked: true when the helper's last message was X (it revoked, then exited).
+function _tmux_run_was_revoked --description 'tmux-run: did the helper say X'
+    test -f $_tmux_run_base.msg; or return 1
+    read -l line <$_tmux_run_base.msg
+    test "$line" = X
+end
+
 function _tmux_run_revoked --description 'tmux-run: the enrollment was revoked'
-    set -l pid $_tmux_run_helper_pid
     _tmux_run_teardown
     _tmux_run_notify_on; and _tmux_run_say "tmux-run: this pane's enrollment was revoked"
 end
@@ -379,6 +410,8 @@ function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at 
         _tmux_run_starting
     else if _tmux_run_alive
         _tmux_run_report_mode
+    else if _tmux_run_was_revoked
+        _tmux_run_revoked
     else
         _tmux_run_lost
     end

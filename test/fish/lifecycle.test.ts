@@ -6,12 +6,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../mcp/support.js';
-import { filesIn, helperChildren, helpersIn, listed, waitEmpty } from '../support/enrollment.js';
+import { filesIn, helperChildren, helpersIn, listed } from '../support/enrollment.js';
 import { processAlive } from '../support/processes.js';
 import { runCli } from '../support/cli.js';
 import { productEnv } from '../support/product.js';
 import { waitUntil } from '../support/waiting.js';
-import { enrollFish, fishFixture, fishPane, FISH_SNIPPET, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
+import { enrollFish, fishFixture, fishPane, FISH_SNIPPET, FISH_SOURCE, type FishFixture } from './support.js';
 
 let fx: FishFixture;
 beforeAll(async () => {

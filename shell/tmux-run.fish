@@ -54,9 +54,9 @@ function _tmux_run_unsafe_dir --argument-names dir --description 'tmux-run: prin
     end
     if not test -e $dir; and not test -L $dir
         set -l saved $umask
-        umask 077
+        set -g umask 0077
         command mkdir -m 700 -- $dir 2>/dev/null
-        umask $saved
+        set -g umask $saved
     end
     if test -L $dir
         echo "$dir is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)"
@@ -129,9 +129,9 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     end
     set -l base $dir/ch.$fish_pid.(random 100000 999999)(random 100000 999999)
     set -l saved $umask
-    umask 077
+    set -g umask 0077
     if not printf '' >$base.log 2>/dev/null
-        umask $saved
+        set -g umask $saved
         echo "tmux-run: not enrolled: cannot create the shell channel in $dir" >&2
         return 1
     end
@@ -143,7 +143,7 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
             -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     end
     set -l hpid $last_pid
-    umask $saved
+    set -g umask $saved
     disown $hpid 2>/dev/null
     set -g _tmux_run_helper_pid $hpid
     set -g _tmux_run_base $base
@@ -191,8 +191,9 @@ function _tmux_run_alive --description 'tmux-run: is the helper alive'
     test "$rest[1]" != Z; and test "$rest[2]" = $fish_pid
 end
 
-# _tmux_run_write FILE TEXT...: writes the TEXT arguments (printf's format first) to FILE, created
-# 0600 whatever the umask; fails when FILE exists and NEW is given as the first argument.
+# _tmux_run_write [new] FILE FORMAT ARGS...: printf FORMAT ARGS to FILE, created 0600 whatever the
+# person's umask (set for the write and put back: fish's umask variable, not its slower function);
+# with `new`, fails, printing nothing, when anything is at FILE already.
 function _tmux_run_write --description 'tmux-run: write a private file of the channel'
     set -l new
     if test "$argv[1]" = new
@@ -208,14 +209,14 @@ function _tmux_run_write --description 'tmux-run: write a private file of the ch
         return 1
     end
     set -l saved $umask
-    umask 077
+    set -g umask 0077
     if set -q new[1]
         printf $argv >?$file 2>/dev/null
     else
         printf $argv >$file 2>/dev/null
     end
     set -l rc $status
-    umask $saved
+    set -g umask $saved
     return $rc
 end
 

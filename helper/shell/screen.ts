@@ -79,7 +79,9 @@ function checkWith(screen: Screen, line: string, right: string | undefined): Scr
   const rows = Math.floor(w / screen.width);
   const col = w % screen.width;
   if (col === 0 && w > 0) return { ok: false, reason: 'the prompt ends at the right edge of the pane' };
-  if (screen.cursorX !== col) return { ok: false, reason: 'the cursor is not right after the prompt' };
+  if (screen.cursorX !== col) {
+    return { ok: false, reason: `the cursor is at column ${screen.cursorX}, not right after the prompt (${col})` };
+  }
   const start = screen.cursorY - rows;
   if (start < 0 || screen.cursorY >= screen.lines.length) {
     return { ok: false, reason: 'the prompt is not on the screen' };

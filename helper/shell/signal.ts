@@ -29,7 +29,10 @@
 //                          the prompt as the shell renders it (bash: ${PS1@P}, with its \001..\002
 //                          invisible parts and escape sequences left in: the helper strips them),
 //                          RIGHTPROMPT the right prompt (fish; empty in bash). APPROVAL only after
-//                          an A: y | a | always, as zsh's K. Complete with its second \0.
+//                          an A: y | a | always, as zsh's K. Complete with its second \0; more
+//                          fields may follow, each ended by \0: text the line editor may draw
+//                          before the prompt's last line (bash's show-mode-in-prompt strings),
+//                          any one of which the screen check accepts there.
 //                B NONCE REASON\n   not now: busy (a command line is running), context:continuation,
 //                          context:binding, context:completion, editor_not_empty,
 //                          approval_unavailable (ask mode in a shell that cannot ask),
@@ -92,11 +95,14 @@ import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { LineShell } from './line-shell.js';
-import { checkScreen, readScreen, type RenderedPrompt, type Screen } from './screen.js';
+import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
 import type { ApproveMode, AskOptions, AskResult, Shell, ShellName, ShellPlace } from './shell.js';
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
 export const POLL_MS = 20;
+/** How many times the screen is read before the check refuses, and the pause between reads. */
+export const SCREEN_TRIES = 3;
+export const SCREEN_PAUSE_MS = 15;
 
 /** Writes BASE.msg whole: to BASE.new (0600, replaced), then renamed over it. */
 export function writeMessages(base: string, lines: readonly string[]): void {
@@ -140,7 +146,8 @@ export function parseAnswer(data: Buffer): Answer | undefined {
   if (!line.startsWith('K ')) return { line };
   const fields = text.slice(nl + 1).split('\0');
   if (fields.length < 3) return undefined;
-  return { line, prompt: { prompt: fields[0]!, right: fields[1]! } };
+  const prefixes = fields.slice(2, -1);
+  return { line, prompt: { prompt: fields[0]!, right: fields[1]!, ...(prefixes.length > 0 ? { prefixes } : {}) } };
 }
 
 /** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
@@ -169,8 +176,9 @@ export class SignalShell extends LineShell implements Shell {
   private poll: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
-  /** The last screen check's cost in ms (the bench reads it). */
+  /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
   lastScreenMs = 0;
+  screenTries = 0;
 
   constructor(
     readonly name: ShellName,
@@ -249,15 +257,35 @@ export class SignalShell extends LineShell implements Shell {
     const prompt = this.prompt;
     if (!prompt) return { ok: false, reason: 'screen:the shell did not say what its prompt looks like' };
     const t0 = performance.now();
-    let screen: Screen | undefined;
-    try {
-      screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
-    } catch (e) {
-      return { ok: false, reason: `screen:tmux could not show the pane (${(e as Error).message})` };
-    }
-    const verdict = screen ? checkScreen(screen, prompt) : { ok: false as const, reason: 'tmux answered oddly' };
+    const verdict = await this.screenCheck(prompt);
     this.lastScreenMs = performance.now() - t0;
     return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
+  }
+
+  /**
+   * The screen check (helper/shell/screen.ts). The line editor redraws its line when SIGWINCH
+   * arrives, and may still be at it when the answer comes (bash's readline runs the trap before
+   * it redraws: the cursor then stands at column 0): the screen is read again, SCREEN_TRIES times
+   * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line.
+   */
+  private async screenCheck(prompt: RenderedPrompt): Promise<ScreenVerdict> {
+    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read' };
+    for (let i = 0; i < SCREEN_TRIES; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
+      let screen: Screen | undefined;
+      try {
+        screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
+      } catch (e) {
+        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})` };
+      }
+      verdict = screen ? checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly' };
+      if (verdict.ok) {
+        this.screenTries = i + 1;
+        return verdict;
+      }
+    }
+    this.screenTries = SCREEN_TRIES;
+    return verdict;
   }
 
   close(): void {

@@ -1,0 +1,38 @@
+// shell/tmux-run.bash and src/enrollment/layout.ts describe the same channel: the snippet uses
+// exactly the signal-woken channel's suffixes, removes all of them at teardown (the log kept only
+// after a failed start), and the directory rules are the same as zsh's.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, SIGNAL_CHANNEL_SUFFIXES } from '../../src/enrollment/layout.js';
+
+const text = readFileSync(fileURLToPath(new URL('../../shell/tmux-run.bash', import.meta.url)), 'utf8');
+const code = text
+  .split('\n')
+  .filter((l) => !/^\s*#/.test(l))
+  .join('\n');
+const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
+
+describe('shell/tmux-run.bash agrees with src/enrollment/layout.ts', () => {
+  it('uses exactly the signal-woken channel suffixes, and removes all of them at teardown', () => {
+    const single = [...code.matchAll(/\$(?:base|_tmux_run_base|\{_tmux_run_base\})\.([a-z]+)\b/g)].map(
+      (m) => `.${m[1]}`,
+    );
+    const braces = [...code.matchAll(/"\$_tmux_run_base"\.\{([a-z,]+)\}/g)].flatMap((m) =>
+      m[1]!.split(',').map((s) => `.${s}`),
+    );
+    expect(sorted([...single, ...braces])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
+    expect(sorted([...braces, '.log'])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
+    expect(code).toContain('[[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")');
+    expect(code).toContain(`base=$dir/${CHANNEL_PREFIX}`);
+  });
+
+  it('creates the directory with the same mode and refuses the same other bits', () => {
+    expect(code).toContain(`mkdir -m ${REGISTRY_DIR_MODE.toString(8)} -- "$dir"`);
+    expect(code).toContain(`(8#$mode & 8#0${(0o777 & ~REGISTRY_DIR_MODE).toString(8)}) != 0`);
+  });
+
+  it('starts the helper as bash', () => {
+    expect(code).toMatch(/"\$main" "\$base" "\$\$" bash </);
+  });
+});

@@ -3,7 +3,7 @@
 //   npx tsx scripts/bench-fish.ts [--n 10]
 //
 // fish 3 has no clock of its own (no $EPOCHREALTIME), so each time is `date +%s%N` before and
-// after, and the same pair around nothing is measured in the same pane and subtracted.
+// after, and the same pair around `true` is measured in the same pane (compare the medians).
 // - `source` time: typed in N fresh fish panes (fish --no-config -i with the harness config).
 // - first-prompt time: from the config's first line to the fish_prompt event of the first
 //   prompt, in N fresh panes whose config sources the snippet and in N without it.
@@ -24,7 +24,9 @@ import { median } from './bench-enroll.js';
 
 export interface FishCost {
   n: number;
+  /** The line with `source`, and the same line with `true` in its place (ms). */
   source_ms: number[];
+  source_bare_ms: number[];
   first_prompt_ms: number[];
   first_prompt_bare_ms: number[];
   run_ms: number[];
@@ -83,10 +85,11 @@ async function firstPrompt(server: TmuxServer, body: string, tag: string): Promi
 export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
   const server = scope.server;
   const source_ms: number[] = [];
+  const source_bare_ms: number[] = [];
   for (let i = 0; i < n; i++) {
     const pane = await fishPane(server);
-    const bare = await measured(pane, `${NS}; true; ${took('t')}`, 't');
-    source_ms.push((await measured(pane, `${NS}; source ${FISH_SNIPPET}; ${took('t')}`, 't')) - bare);
+    source_bare_ms.push(await measured(pane, `${NS}; true; ${took('t')}`, 't'));
+    source_ms.push(await measured(pane, `${NS}; source ${FISH_SNIPPET}; ${took('t')}`, 't'));
     await waitListedPane(server, pane);
     await pane.kill();
   }
@@ -107,7 +110,7 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
     run_ms.push(performance.now() - t0);
   }
   await pane.kill();
-  return { n, source_ms, first_prompt_ms, first_prompt_bare_ms, run_ms };
+  return { n, source_ms, source_bare_ms, first_prompt_ms, first_prompt_bare_ms, run_ms };
 }
 
 /** Table rows (markdown) for the report. */
@@ -115,7 +118,8 @@ export function fishCostLines(c: FishCost): string[] {
   const f = (xs: number[]): string =>
     `median ${median(xs).toFixed(1)} (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`;
   return [
-    `| fish: \`source\` in a fresh pane (ms, n=${c.n}) | ${f(c.source_ms)} |`,
+    `| fish: \`source\` in a fresh pane, between two \`date\` calls (ms, n=${c.n}) | ${f(c.source_ms)} |`,
+    `| fish: the same two \`date\` calls around \`true\` (ms, n=${c.n}) | ${f(c.source_bare_ms)} |`,
     `| fish: first prompt, config with the snippet (ms, n=${c.n}) | ${f(c.first_prompt_ms)} |`,
     `| fish: first prompt, the same config without it (ms, n=${c.n}) | ${f(c.first_prompt_bare_ms)} |`,
     `| fish: a run of \`true\`, call to result (ms, n=${c.n}) | ${f(c.run_ms)} |`,

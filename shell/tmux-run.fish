@@ -12,8 +12,9 @@
 # TMUX_RUN_NOTIFY=off hides the notices drawn when a run starts and ends. Ask mode
 # (TMUX_RUN_APPROVE=ask) is not available in fish: every run is refused approval_unavailable.
 #
-# Sourcing defines only functions and globals whose names start with tmux_run_ or _tmux_run_, and
-# event handlers (fish_prompt, fish_preexec, SIGWINCH) that run only while enrolled.
+# Sourcing defines only functions and globals whose names start with tmux_run_ or _tmux_run_;
+# three of the functions are event handlers (fish_prompt, fish_preexec, SIGWINCH) that return at
+# once when the shell is not enrolled (the person's own handlers of those events run as before).
 
 # Refuse early in shells that are not fish: this line means the same in fish and in POSIX shells
 # (which run a sourced file line by line, so they never reach the fish below it).
@@ -403,8 +404,9 @@ end
 # _tmux_run_on_prompt: the fish_prompt event (before the prompt is drawn): the shell is idle
 # again; $status kept for the prompt the answer reports; a helper that is gone is said here.
 function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at each prompt'
-    set -g _tmux_run_status $status
+    set -l last $status
     set -q _tmux_run_helper_pid[1]; or return 0
+    set -g _tmux_run_status $last
     set -g _tmux_run_idle 1
     set -g _tmux_run_in_prompt 1
     if not set -q _tmux_run_generation[1]

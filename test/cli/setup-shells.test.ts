@@ -106,6 +106,26 @@ describe('tmux-run setup --shell', () => {
     expect(modeOf(file)).toBe(0o644);
   });
 
+  it("writes bash's line to ~/.bashrc, which a real bash reads (outside tmux: nothing), and --undo gives it back", async () => {
+    const rc = join(home, '.bashrc');
+    const mine = 'HISTSIZE=5000\n';
+    writeFileSync(rc, mine);
+    const r = json(await setup(['--json'], { SHELL: '/bin/bash' }));
+    const line = `[[ -n $TMUX ]] && source ${join(ROOT, 'shell', 'tmux-run.bash')}`;
+    expect(r.rc).toMatchObject({ shell: 'bash', file: rc, status: 'added', line });
+    expect(readFileSync(rc, 'utf8')).toBe(mine + rcBlock(shellNamed('bash')!, line));
+    const bash = spawnSync('bash', ['-i', '-c', 'echo "ok $HISTSIZE"'], {
+      env: { PATH: box.env.PATH, HOME: home, TERM: 'xterm-256color' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect([bash.status, bash.stdout]).toEqual([0, 'ok 5000\n']);
+    expect(bash.stderr).not.toMatch(/tmux-run/);
+    expect((await setup(['--undo', '--shell', 'bash'])).code).toBe(0);
+    expect(readFileSync(rc, 'utf8')).toBe(mine);
+  });
+
   it('refuses a shell it does not know, naming the three, and needs none with --no-rc', async () => {
     const sh = await setup([], { SHELL: '/bin/sh' });
     expect(sh.code).toBe(2);

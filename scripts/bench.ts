@@ -31,6 +31,7 @@ import { tmuxBinary, zshBinary } from '../test/support/tmux-command.js';
 import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
+import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -392,6 +393,8 @@ interface Metrics {
   failed_runs: number;
   /** What enrolling costs the shell (scripts/bench-enroll.ts); the helper's PSS after the runs. */
   enroll_cost: EnrollCost;
+  /** What a fish pane costs: source, first prompt, a run (scripts/bench-fish.ts). */
+  fish_cost: FishCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
 }
@@ -489,6 +492,8 @@ try {
   m.enroll_ms = stats(enrollMs);
   progress('what enrolling costs the shell: source, first prompt, hooks, helper memory (fresh panes)');
   m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
+  progress('fish panes: source, first prompt, a run (fresh fish panes)');
+  m.fish_cost = await fishCost(scope, QUICK ? 3 : 10);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -771,6 +776,7 @@ function report(m: Metrics): void {
   );
   lines.push(
     ...enrollCostLines(m.enroll_cost),
+    ...fishCostLines(m.fish_cost).map((l) => `${l} | |`),
     `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
   if (m.sandbox) {

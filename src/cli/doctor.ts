@@ -9,6 +9,7 @@ import { BUILD_ID } from '../protocol/build.js';
 import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
+import { SHELLS, type Shell } from './shells.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -60,6 +61,36 @@ function checkProgram(
   return atLeast(v, want)
     ? pass(name, line)
     : fail(name, `${line} is older than ${want.join('.')}`, `${install} (${want.join('.')} or newer)`);
+}
+
+/**
+ * One shell a pane can enroll from: ok when new enough; a warning when it is too old or its
+ * version cannot be told (its panes are refused); absent, said without failing (pane of that
+ * shell cannot enroll, which nobody needs who does not run it). None usable at all fails.
+ */
+export function checkShell(shell: Shell, line: string | undefined): Check {
+  const want = shell.minVersion.join('.');
+  const install = `install ${shell.name} ${want} or newer to enroll ${shell.name} panes`;
+  if (line === undefined)
+    return pass(shell.name, `${shell.name} was not found on PATH: ${shell.name} panes cannot enroll`);
+  const v = versionOf(line);
+  if (v === undefined) return warn(shell.name, `cannot tell the version from '${line}'`, install);
+  return atLeast(v, shell.minVersion)
+    ? pass(shell.name, line)
+    : warn(shell.name, `${line} is older than ${want}: ${shell.name} panes cannot enroll`, install);
+}
+
+/** Every shell's check; when none of them can enroll a pane, each is a failure. */
+function checkShells(env: NodeJS.ProcessEnv): Check[] {
+  const checks = SHELLS.map((s) => {
+    const line = firstLine(s.name, s.versionArgs, env);
+    return { check: checkShell(s, line), usable: line !== undefined && versionOf(line) !== undefined };
+  });
+  if (checks.some((c) => c.usable && !c.check.warning)) return checks.map((c) => c.check);
+  const any = SHELLS.map((s) => `${s.name} ${s.minVersion.join('.')}`).join(', ');
+  return checks.map(({ check: c }) =>
+    fail(c.check, c.detail, `install one of ${any} (or newer): no shell here can enroll a pane`),
+  );
 }
 
 function checkNode(): Check {
@@ -218,7 +249,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   return [
     checkNode(),
     checkProgram('tmux', tmux, ['-V'], [3, 2], env, 'install tmux 3.2 or newer'),
-    checkProgram('zsh', 'zsh', ['--version'], [5, 9], env, 'install zsh 5.9 or newer'),
+    ...checkShells(env),
     registry,
     checkHelper(),
     checkAudit(env),
@@ -229,11 +260,12 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
 
 export const doctor: Command = {
   name: 'doctor',
-  summary: 'check node, tmux, zsh and directory permissions',
+  summary: 'check node, tmux, the shells and directory permissions',
   help: `Usage: tmux-run doctor [--json]
 
-Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, zsh 5.9 or newer, a private
-registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
+Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, the shells panes enroll from
+(zsh 5.9, bash 4.4, fish 3.4 or newer: one that is too old is a warning, one that is not
+installed is said and passes; none that can enroll fails), a private registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
 panes answer, and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
 does not fail doctor when bwrap is missing). Exits 0 when all is well, 1 otherwise.
 

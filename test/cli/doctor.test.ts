@@ -1,9 +1,14 @@
 // `tmux-run doctor`: healthy setups pass; an open registry directory or audit trail fails, named.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { sandbox, type Sandbox } from './support.js';
+
+/** The program's path on this machine's PATH. */
+const which = (name: string): string =>
+  spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).stdout.trim();
 
 let box: Sandbox;
 beforeEach(() => {
@@ -28,6 +33,8 @@ describe('tmux-run doctor', () => {
       'ok node',
       'ok tmux',
       'ok zsh',
+      'ok bash',
+      'ok fish',
       'ok registry',
       'ok helper',
       'ok audit',
@@ -41,6 +48,8 @@ describe('tmux-run doctor', () => {
       'node',
       'tmux',
       'zsh',
+      'bash',
+      'fish',
       'registry',
       'helper',
       'audit',
@@ -114,10 +123,39 @@ describe('tmux-run doctor', () => {
     expect((await runCli(['doctor'], box.env)).stdout).toMatch(/^ok\s+audit\s+.*a private file \(0600, yours\)/m);
   });
 
-  it('fails when tmux or zsh is missing from PATH', async () => {
+  it('fails when tmux or every shell is missing from PATH', async () => {
     const r = await runCli(['doctor', '--json'], { ...box.env, PATH: join(box.dir, 'empty-bin') });
     expect(r.code).toBe(1);
-    const failed = (JSON.parse(r.stdout) as Check[]).filter((c) => !c.ok).map((c) => c.check);
-    expect(failed).toEqual(['tmux', 'zsh']);
+    const failed = (JSON.parse(r.stdout) as Check[]).filter((c) => !c.ok);
+    expect(failed.map((c) => c.check)).toEqual(['tmux', 'zsh', 'bash', 'fish']);
+    expect(failed[3]).toMatchObject({
+      detail: 'fish was not found on PATH: fish panes cannot enroll',
+      fix: 'install one of zsh 5.9, bash 4.4, fish 3.4 (or newer): no shell here can enroll a pane',
+    });
+  });
+
+  it('checks each shell it finds: a fish too old warns, an absent bash is said, neither fails', async () => {
+    const bin = join(box.dir, 'bin');
+    mkdirSync(bin);
+    for (const p of ['tmux', 'zsh']) symlinkSync(which(p), join(bin, p));
+    // A fish that says it is 3.3.1 (as `fish --version` prints it).
+    writeFileSync(join(bin, 'fish'), '#!/bin/sh\necho "fish, version 3.3.1"\n', { mode: 0o755 });
+    const r = await runCli(['doctor', '--json'], { ...box.env, PATH: bin });
+    expect(r.code, r.stdout).toBe(0);
+    const shells = (JSON.parse(r.stdout) as Check[]).filter((c) => ['zsh', 'bash', 'fish'].includes(c.check));
+    expect(shells).toEqual([
+      { check: 'zsh', ok: true, detail: expect.stringMatching(/^zsh 5\.\d+/), fix: null },
+      { check: 'bash', ok: true, detail: 'bash was not found on PATH: bash panes cannot enroll', fix: null },
+      {
+        check: 'fish',
+        ok: true,
+        warning: true,
+        detail: 'fish, version 3.3.1 is older than 3.4: fish panes cannot enroll',
+        fix: 'install fish 3.4 or newer to enroll fish panes',
+      },
+    ]);
+    const text = await runCli(['doctor'], { ...box.env, PATH: bin });
+    expect(text.stdout).toMatch(/^warn\s+fish\s+fish, version 3\.3\.1 is older than 3\.4/m);
+    expect(text.stdout).toMatch(/^ok\s+bash\s+bash was not found on PATH/m);
   });
 });

@@ -24,7 +24,10 @@ import { collect, type CliResult } from '../support/cli.js';
 import { clientBin } from '../support/client-clis.js';
 import { CLI_BIN, MCP_BIN, SNIPPET } from '../support/product.js';
 import { sandbox, type Sandbox } from './support.js';
-import { zshrcBlock } from '../../src/cli/setup/zshrc.js';
+import { rcBlock } from '../../src/cli/setup/rc.js';
+import { shellNamed } from '../../src/cli/shells.js';
+
+const zshrcBlock = (line: string): string => rcBlock(shellNamed('zsh')!, line);
 
 /** Where the clients' commands are: installed (once, into the cache) before the tests start. */
 let BIN: string;
@@ -48,7 +51,7 @@ afterEach(() => box.remove());
 function setup(args: string[], extra: Record<string, string> = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [CLI_BIN, 'setup', ...args], {
     cwd: project,
-    env: { ...box.env, ...extra },
+    env: { SHELL: '/usr/bin/zsh', ...box.env, ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return collect(child);

@@ -1,4 +1,5 @@
 // The command line itself: help everywhere, one-line refusals of bad input, exit statuses.
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { sandbox } from './support.js';
@@ -34,13 +35,36 @@ describe('tmux-run usage', () => {
     expect((await runCli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
   });
 
-  it('prints the snippet path and lines as JSON with --json', async () => {
+  it('prints the snippet path and lines as JSON with --json, for every shell or for --shell', async () => {
     const r = await runCli(['snippet', '--json'], box.env);
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout) as { path: string; source_line: string; zshrc_line: string };
+    interface Info {
+      shell: string;
+      path: string;
+      source_line: string;
+      rc_file: string;
+      rc_line: string;
+      zshrc_line?: string;
+    }
+    const j = JSON.parse(r.stdout) as Info & { shells: Info[] };
     expect(j.path).toMatch(/\/shell\/tmux-run\.zsh$/);
     expect(j.source_line).toBe(`source ${j.path}`);
     expect(j.zshrc_line).toBe(`[[ -n $TMUX ]] && source ${j.path}`);
+    expect(j.rc_file).toBe(join(box.dir, '.zshrc'));
+    expect(j.shells.map((s) => [s.shell, s.rc_file])).toEqual([
+      ['zsh', join(box.dir, '.zshrc')],
+      ['bash', join(box.dir, '.bashrc')],
+      ['fish', join(box.dir, '.config', 'fish', 'conf.d', 'tmux-run.fish')],
+    ]);
+    const fish = JSON.parse((await runCli(['snippet', '--shell', 'fish', '--json'], box.env)).stdout) as Info;
+    expect(fish).toEqual({ ...j.shells[2], present: true });
+    expect(fish.path).toMatch(/\/shell\/tmux-run\.fish$/);
+    expect(fish.rc_line).toBe(`set -q TMUX; and status is-interactive; and source ${fish.path}`);
+    const bad = await runCli(['snippet', '--shell', 'csh'], box.env);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      "tmux-run: snippet: unknown shell 'csh' (tmux-run enrolls panes of zsh, bash, fish) (see 'tmux-run snippet --help')\n",
+    ]);
   });
 
   it('puts usage on stderr with exit 2 when the command is missing or unknown', async () => {
@@ -95,7 +119,10 @@ describe('tmux-run usage', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^\/.*\/shell\/tmux-run\.zsh$/);
-    expect(lines).toContain(`  [[ -n $TMUX ]] && source ${lines[0]}`);
-    expect(lines).toContain(`  source ${lines[0]}`);
+    expect(lines).toContain(`    [[ -n $TMUX ]] && source ${lines[0]}`);
+    expect(lines).toContain(`    source ${lines[0]}`);
+    const fish = (await runCli(['snippet', '--shell', 'fish'], box.env)).stdout.split('\n');
+    expect(fish[0]).toMatch(/^\/.*\/shell\/tmux-run\.fish$/);
+    expect(fish).toContain(`    set -q TMUX; and status is-interactive; and source ${fish[0]}`);
   });
 });

@@ -101,6 +101,16 @@ function writeNew(path: string, text: string, mode: number): void {
   chmodSync(path, mode); // the umask may have taken bits away
 }
 
+/** Removes the file (the one a symlink points to stays; the link goes), unless it changed since it was read. */
+export function removeSettings(file: SettingsFile): void {
+  try {
+    if (currentText(file.real) !== file.text) throw new Error('it changed while setup was running; nothing removed');
+    unlinkSync(file.path);
+  } catch (e) {
+    throw new CliError(`cannot remove ${file.path}: ${(e as Error).message}`);
+  }
+}
+
 /** Replaces the file's content with `text`, atomically, keeping its mode; creates its folder if needed. */
 export function writeSettings(file: SettingsFile, text: string, dirMode: number): void {
   const dir = dirname(file.real);

@@ -1,9 +1,9 @@
-// What `tmux-run setup` prints for a person: one paragraph for .zshrc, one per client. Every
+// What `tmux-run setup` prints for a person: one paragraph for the start-up file, one per client. Every
 // outside string (paths, the entry) is escaped before colour is added, so colour is the only
 // control sequence printed.
 import { escapeControls } from '../../broker/escape.js';
 import { paint, type Io } from '../output.js';
-import type { ClientReport, ZshrcReport } from '../setup.js';
+import type { ClientReport, RcReport } from '../setup.js';
 import type { ServerEntry } from './entry.js';
 
 /** `value` with every string in it passed through escapeControls. */
@@ -15,11 +15,11 @@ export function escaped<T>(value: T): T {
   return value;
 }
 
-export function zshrcText(io: Io, r: ZshrcReport, dry: boolean): string[] {
+export function rcText(io: Io, r: RcReport, dry: boolean): string[] {
   const would = dry ? 'would be ' : '';
   const saved = r.backup ? ` (the previous file is in ${r.backup})` : '';
   const say: Record<string, string> = {
-    added: `${r.file}: the tmux-run block ${would}added${saved}; new zsh shells inside tmux enroll their pane`,
+    added: `${r.file}: the tmux-run block ${would}added${saved}; new ${r.shell} shells inside tmux enroll their pane`,
     updated: `${r.file}: the tmux-run block ${would}updated to this install's snippet${saved}`,
     present: `${r.file}: already set up (the tmux-run block is there); nothing changed`,
     unmarked: `${r.file}: line ${r.existing?.line} already sources the snippet; nothing added`,

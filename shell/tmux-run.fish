@@ -1,0 +1,537 @@
+# tmux-run.fish: enroll this fish pane so an agent can run scripts in it through tmux-run.
+#
+#   source /path/to/tmux-run/shell/tmux-run.fish    # enroll (again: harmless)
+#   tmux_run_unenroll                               # end the enrollment from this shell
+#
+# fish 3.4 or newer, interactive, inside tmux. Nothing is ever typed into this terminal. A small
+# helper process answers the broker; for each run it leaves a request in a file of the
+# enrollment and sends this shell SIGWINCH; the handler below answers in another file whether the
+# shell sits at its prompt (the prompt as fish draws it goes with the answer: the helper reads the
+# line from the screen, through read-only tmux calls, since a fish 3 handler cannot see it), with
+# the current directory and exported environment (the protocol: helper/shell/signal.ts).
+# TMUX_RUN_NOTIFY=off hides the notices drawn when a run starts and ends. Ask mode
+# (TMUX_RUN_APPROVE=ask) is not available in fish: every run is refused approval_unavailable.
+#
+# Sourcing defines only functions and globals whose names start with tmux_run_ or _tmux_run_;
+# three of the functions are event handlers (fish_prompt, fish_preexec, SIGWINCH) that return at
+# once when the shell is not enrolled (the person's own handlers of those events run as before).
+
+# Refuse early in shells that are not fish: this line means the same in fish and in POSIX shells
+# (which run a sourced file line by line, so they never reach the fish below it).
+test -z "$FISH_VERSION" && echo "tmux-run: not enrolled: this shell is not fish; tmux-run.fish needs an interactive fish 3.4 or newer" >&2 && return 1 2>/dev/null || test -n "$FISH_VERSION" || exit 1
+
+set -g _tmux_run_snippet (builtin realpath -- (status filename))
+
+function _tmux_run_refusal --description 'tmux-run: prints why this fish cannot enroll, if it cannot'
+    set -l v (string split . -- $version)
+    if test "$v[1]" -lt 3 2>/dev/null; or begin
+            test "$v[1]" -eq 3; and test "$v[2]" -lt 4 2>/dev/null
+        end
+        echo "fish $version is too old; fish 3.4 or newer is required"
+    else if not status is-interactive
+        echo "this fish is not interactive"
+    else if test -z "$TMUX"; or test -z "$TMUX_PANE"
+        echo "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
+    end
+end
+
+function _tmux_run_dir --description 'tmux-run: prints the registry directory (as src/enrollment/layout.ts decides)'
+    set -l uid (string match -r '^Uid:\s+\d+\s+(\d+)' </proc/$fish_pid/status)[2]
+    if test -n "$TMUX_RUN_DIR"
+        echo $TMUX_RUN_DIR
+    else if test -n "$XDG_RUNTIME_DIR"
+        echo $XDG_RUNTIME_DIR/tmux-run
+    else if test -d /run/user/$uid; and not test -L /run/user/$uid; and test -O /run/user/$uid
+        echo /run/user/$uid/tmux-run
+    else
+        echo /tmp/tmux-run-$uid
+    end
+end
+
+function _tmux_run_unsafe_dir --argument-names dir --description 'tmux-run: prints why DIR cannot hold the registry, if it cannot'
+    if not string match -q '/*' -- $dir
+        echo "the directory $dir is not an absolute path; set TMUX_RUN_DIR to one"
+        return
+    end
+    if not test -e $dir; and not test -L $dir
+        set -l saved $umask
+        set -g umask 0077
+        command mkdir -m 700 -- $dir 2>/dev/null
+        set -g umask $saved
+    end
+    if test -L $dir
+        echo "$dir is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)"
+    else if not test -d $dir
+        echo "$dir is not a directory (or cannot be created); remove it or set TMUX_RUN_DIR"
+    else if not test -O $dir
+        echo "$dir does not belong to you; remove it or set TMUX_RUN_DIR"
+    else
+        # fish has no stat of its own: one fork, at enrollment only.
+        set -l mode (command stat -c %a -- $dir 2>/dev/null)
+        if test -z "$mode"; or not string match -qr '^[0-7]*[0-7]00$' -- $mode
+            echo "$dir is open to other users (mode $mode); run: chmod 700 '$dir'"
+        end
+    end
+end
+
+# _tmux_run_enroll: checks everything, starts the helper and returns without waiting for it: the
+# helper's first line (R when enrolled, E with the reason) arrives in its message file with a
+# SIGWINCH (_tmux_run_on_winch), or is read at the next prompt (_tmux_run_on_prompt). Returns 0
+# when the helper was started (or the shell is enrolled already), 1 with one line on stderr
+# otherwise; a refusal leaves nothing behind.
+function _tmux_run_enroll --description 'tmux-run: enroll this pane'
+    set -l why (_tmux_run_refusal)
+    if test -n "$why"
+        echo "tmux-run: not enrolled: $why" >&2
+        return 1
+    end
+    if set -q _tmux_run_helper_pid[1]; and _tmux_run_alive
+        # Still starting (sourced twice in start-up files, say): that start goes on, silently.
+        set -q _tmux_run_generation[1]; and echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
+        return 0
+    end
+    # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
+    set -q _tmux_run_helper_pid[1]; and _tmux_run_on_prompt
+    set -l dir (_tmux_run_dir)
+    set why (_tmux_run_unsafe_dir $dir)
+    if test -n "$why"
+        echo "tmux-run: not enrolled: $why" >&2
+        return 1
+    end
+    set -l root (string replace -r '/shell/[^/]*$' '' -- $_tmux_run_snippet)
+    set -l main $root/dist/helper/main.js
+    if not test -r $main
+        echo "tmux-run: not enrolled: the helper $main is missing; run 'npm install' in $root" >&2
+        return 1
+    end
+    set -l node node
+    set -q TMUX_RUN_NODE[1]; and test -n "$TMUX_RUN_NODE"; and set node $TMUX_RUN_NODE
+    if not command -q $node
+        if set -q TMUX_RUN_NODE[1]
+            echo "tmux-run: not enrolled: TMUX_RUN_NODE=$node is not a program that can be run (set it to node's absolute path, or unset it to use node on PATH)" >&2
+        else
+            echo "tmux-run: not enrolled: node was not found on PATH (set TMUX_RUN_NODE to its path)" >&2
+        end
+        return 1
+    end
+    _tmux_run_start $dir $main $node
+end
+
+# _tmux_run_start DIR MAIN NODE: makes the channel's log (0600) and starts the helper in the
+# background: its own process group (fish's job control), stdin /dev/null, no other descriptor of
+# this shell's, none of the person's NODE_OPTIONS, umask 077; then forgets the job (no message).
+function _tmux_run_start --argument-names dir main node --description 'tmux-run: start the helper'
+    # What an earlier enrollment of this pid left: the log of a helper that failed, or the channel
+    # of a fish this one replaced with `exec fish` (its helper, still our child, is stopped).
+    set -l old $dir/ch.$fish_pid.*
+    if set -q old[1]
+        _tmux_run_stop_replaced $dir $old
+        command rm -f -- $old 2>/dev/null
+    end
+    set -l base $dir/ch.$fish_pid.(random 100000 999999)(random 100000 999999)
+    set -l saved $umask
+    set -g umask 0077
+    if not printf '' >$base.log 2>/dev/null
+        set -g umask $saved
+        echo "tmux-run: not enrolled: cannot create the shell channel in $dir" >&2
+        return 1
+    end
+    begin
+        set -lx NODE_OPTIONS ''
+        set -lx MALLOC_ARENA_MAX 2
+        set -lx MALLOC_MMAP_THRESHOLD_ 32768
+        command $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
+            -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
+    end
+    set -l hpid $last_pid
+    set -g umask $saved
+    disown $hpid 2>/dev/null
+    set -g _tmux_run_helper_pid $hpid
+    set -g _tmux_run_base $base
+    set -g _tmux_run_node $node
+    set -g _tmux_run_since (_tmux_run_uptime)
+    set -g _tmux_run_idle 1
+    set -g _tmux_run_status 0
+    set -e _tmux_run_generation _tmux_run_enrollment _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
+    return 0
+end
+
+# _tmux_run_stop_replaced DIR FILES...: stops the helper whose record names one of these channel
+# files' prefix, when it is this process's child: a fish that ran `exec fish` left it behind.
+function _tmux_run_stop_replaced --argument-names dir --description 'tmux-run: stop the helper of a replaced fish'
+    set -l bases
+    for f in $argv[2..-1]
+        set -l b (string replace -r '\.[a-z]+$' '' -- $f)
+        contains -- $b $bases; or set -a bases $b
+    end
+    for rec in $dir/*.json
+        set -l text (string collect <$rec 2>/dev/null)
+        for b in $bases
+            string match -q -- "*\"$b\"*" "$text"; or continue
+            set -l pid (string match -r '"helper_pid":\s*(\d+)' -- "$text")[2]
+            test -n "$pid"; or continue
+            read -l stat </proc/$pid/stat 2>/dev/null; or continue
+            set -l rest (string split ' ' -- (string replace -r '^.*\) ' '' -- $stat))
+            test "$rest[2]" = $fish_pid; and _tmux_run_stop $pid
+        end
+    end
+end
+
+function _tmux_run_uptime --description 'tmux-run: prints whole seconds since boot (no fork)'
+    read -l up </proc/uptime 2>/dev/null; or set up 0
+    string split -f1 . -- $up
+end
+
+# _tmux_run_alive: true while this enrollment's helper runs (our child, not a zombie), read from
+# /proc without a fork.
+function _tmux_run_alive --description 'tmux-run: is the helper alive'
+    set -q _tmux_run_helper_pid[1]; or return 1
+    read -l stat </proc/$_tmux_run_helper_pid/stat 2>/dev/null; or return 1
+    # pid (comm) state ppid ...: the fields after the last ')'.
+    set -l rest (string split ' ' -- (string replace -r '^.*\) ' '' -- $stat))
+    test "$rest[1]" != Z; and test "$rest[2]" = $fish_pid
+end
+
+# _tmux_run_write [new] FILE FORMAT ARGS...: printf FORMAT ARGS to FILE, created 0600 whatever the
+# person's umask (set for the write and put back: fish's umask variable, not its slower function);
+# with `new`, fails, printing nothing, when anything is at FILE already.
+function _tmux_run_write --description 'tmux-run: write a private file of the channel'
+    set -l new
+    if test "$argv[1]" = new
+        set new 1
+        set -e argv[1]
+    end
+    set -l file $argv[1]
+    set -e argv[1]
+    # A new file only: anything already there (a plain file or not) fails, with nothing printed.
+    if set -q new[1]; and begin
+            test -e $file; or test -L $file
+        end
+        return 1
+    end
+    set -l saved $umask
+    set -g umask 0077
+    if set -q new[1]
+        printf $argv >?$file 2>/dev/null
+    else
+        printf $argv >$file 2>/dev/null
+    end
+    set -l rc $status
+    set -g umask $saved
+    return $rc
+end
+
+# _tmux_run_say TEXT: shows TEXT once, on its own line above the prompt: drawn over the prompt's
+# line and the prompt drawn again below it (commandline -f repaint keeps the line being typed),
+# or printed before the prompt from the fish_prompt event.
+function _tmux_run_say --description 'tmux-run: show a line above the prompt'
+    if set -q _tmux_run_in_prompt[1]
+        printf '%s\n' $argv[1] >&2
+    else
+        printf '\r\e[2K%s\n' $argv[1] >&2
+        commandline -f repaint
+    end
+end
+
+function _tmux_run_notify_on --description 'tmux-run: are notices on (TMUX_RUN_NOTIFY not off)'
+    not contains -- "$TMUX_RUN_NOTIFY" off 0 no false
+end
+
+# _tmux_run_on_winch: the SIGWINCH handler (beside fish's own and the person's). Acts only on
+# what the helper left in the message file: its first line (R or E), a revocation (X), a
+# request (Q NONCE) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize finds
+# nothing new and does nothing. Prints nothing but a notice.
+function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer the helper'
+    set -q _tmux_run_base[1]; or return 0
+    test -f $_tmux_run_base.msg; or return 0
+    set -l lines
+    while read -l line
+        set -a lines $line
+    end <$_tmux_run_base.msg
+    for line in $lines
+        switch $line
+            case 'R *' 'E *'
+                _tmux_run_started $line; or return 0
+            case X
+                _tmux_run_revoked
+                return 0
+            case 'Q *'
+                set -l nonce (string sub -s 3 -- $line)
+                if test "$nonce" != "$_tmux_run_answered"
+                    set -g _tmux_run_answered $nonce
+                    _tmux_run_answer $nonce
+                end
+            case 'N *'
+                set -l f (string split -m 2 ' ' -- $line)
+                string match -qr '^[0-9]+$' -- "$f[2]"; or continue
+                if not set -q _tmux_run_seq[1]; or test $f[2] -gt $_tmux_run_seq
+                    set -g _tmux_run_seq $f[2]
+                    _tmux_run_notify_on; and set -q _tmux_run_idle[1]; and _tmux_run_say "$f[3]"
+                end
+        end
+    end
+    return 0
+end
+
+# _tmux_run_started LINE: the helper's first line: R GENERATION ENROLLMENT (enrolled) or
+# E REASON (it failed: said once, with the log kept). Returns 1 when the enrollment ended.
+function _tmux_run_started --argument-names line --description 'tmux-run: the helper is ready, or failed'
+    set -q _tmux_run_generation[1]; and return 0
+    set -l f (string split ' ' -- $line)
+    if test "$f[1]" = R
+        if string match -qr '^[0-9a-f]{32}$' -- "$f[2]"; and string match -qr '^[0-9a-f]{32}$' -- "$f[3]"
+            set -g _tmux_run_generation $f[2]
+            set -g _tmux_run_enrollment $f[3]
+            _tmux_run_report_mode
+            return 0
+        end
+        _tmux_run_failed "the helper answered in a way this snippet does not understand"
+    else
+        _tmux_run_failed (string sub -s 3 -- $line)
+    end
+    return 1
+end
+
+# _tmux_run_failed REASON: the helper could not enroll this shell: stops it, undoes the
+# enrollment but keeps the helper's log, and says why, once.
+function _tmux_run_failed --argument-names reason --description 'tmux-run: enrollment failed'
+    set -l log $_tmux_run_base.log
+    set -l pid $_tmux_run_helper_pid
+    _tmux_run_teardown keep-log
+    _tmux_run_stop $pid
+    test -s $log; or begin
+        command rm -f -- $log 2>/dev/null
+        set log
+    end
+    set -l where
+    test -n "$log"; and set where " (the helper's log: $log)"
+    _tmux_run_say "tmux-run: not enrolled: $reason$where"
+end
+
+# _tmux_run_was_revoked: true when the helper's last message was X (it revoked, then exited).
+function _tmux_run_was_revoked --description 'tmux-run: did the helper say X'
+    test -f $_tmux_run_base.msg; or return 1
+    read -l line <$_tmux_run_base.msg
+    test "$line" = X
+end
+
+function _tmux_run_revoked --description 'tmux-run: the enrollment was revoked'
+    _tmux_run_teardown
+    _tmux_run_notify_on; and _tmux_run_say "tmux-run: this pane's enrollment was revoked"
+end
+
+# _tmux_run_answer NONCE: tells the helper whether the shell sits idle at its prompt; if so, and
+# the shell does not ask (TMUX_RUN_APPROVE unset, empty or auto), writes the snapshot, then K with
+# the prompt as fish draws it. The line itself is read from the screen by the helper.
+function _tmux_run_answer --argument-names nonce --description 'tmux-run: answer a request'
+    set -l reason
+    if not set -q _tmux_run_idle[1]
+        set reason busy
+    else if commandline -P
+        set reason context:completion
+    else if commandline -S
+        set reason context:search
+    else if test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto
+        set reason approval_unavailable
+    else if not _tmux_run_snapshot $nonce
+        set reason snapshot_failed
+    end
+    if test -n "$reason"
+        _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $nonce $reason
+        return 0
+    end
+    _tmux_run_prompt
+    _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $nonce $_tmux_run_left $_tmux_run_right
+end
+
+function _tmux_run_return --argument-names code --description 'tmux-run: sets $status to CODE'
+    return $code
+end
+
+# _tmux_run_prompt: sets _tmux_run_left to the left prompt (the mode indicator's lines joined,
+# then fish_prompt's lines joined by newlines) and _tmux_run_right to the right prompt (its lines
+# joined), as fish's reader builds them, with $status as it was after the last command (prompts
+# show it); escape sequences are left in (the helper strips them).
+function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
+    set -l mode
+    functions -q fish_mode_prompt; and set mode (_tmux_run_return $_tmux_run_status; fish_mode_prompt)
+    set -l left (_tmux_run_return $_tmux_run_status; fish_prompt)
+    set -l right
+    functions -q fish_right_prompt; and set right (_tmux_run_return $_tmux_run_status; fish_right_prompt)
+    set mode (string join '' -- $mode)
+    set left (string join \n -- $left | string collect)
+    set right (string join '' -- $right)
+    set -g _tmux_run_left "$mode$left"
+    set -g _tmux_run_right "$right"
+end
+
+# _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
+# joined with ':' for a name that ends in PATH and with spaces otherwise, as fish exports it) to a
+# new 0600 snapshot file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
+# sandbox reads, exported or not, as :NAME=VALUE (a list joined with colons). Returns 1 when the
+# file cannot be made.
+function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
+    set -l _tmux_run_kv
+    for _tmux_run_n in (set --names -x)
+        if string match -q '*PATH' -- $_tmux_run_n
+            set -a _tmux_run_kv "$_tmux_run_n="(string join : -- $$_tmux_run_n)
+        else
+            set -a _tmux_run_kv "$_tmux_run_n="(string join ' ' -- $$_tmux_run_n)
+        end
+    end
+    if test -n "$TMUX_RUN_SANDBOX"; and test "$TMUX_RUN_SANDBOX" != off
+        for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME XDG_CONFIG_HOME \
+            XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR
+            set -q $_tmux_run_n; and set -a _tmux_run_kv ":$_tmux_run_n="(string join : -- $$_tmux_run_n)
+        end
+    end
+    _tmux_run_write new $_tmux_run_base.env '%s\0' $_tmux_run_nonce $PWD $_tmux_run_kv
+end
+
+# _tmux_run_report_mode: the mode and sandbox the helper shows in listings, written when they
+# changed (the shell itself decides at each run).
+function _tmux_run_report_mode --description 'tmux-run: report the mode to the helper'
+    set -q _tmux_run_generation[1]; or return 0
+    set -l mode auto
+    test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto; and set mode ask
+    set -l sandbox off
+    test -n "$TMUX_RUN_SANDBOX"; and set sandbox $TMUX_RUN_SANDBOX
+    contains -- $sandbox off workspace workspace+net read-only; or set sandbox invalid
+    test "$mode $sandbox" = "$_tmux_run_mode_sent"; and return 0
+    _tmux_run_write $_tmux_run_base.mode 'M %s %s\n' $mode $sandbox; and set -g _tmux_run_mode_sent "$mode $sandbox"
+end
+
+# _tmux_run_on_prompt: the fish_prompt event (before the prompt is drawn): the shell is idle
+# again; $status kept for the prompt the answer reports; a helper that is gone is said here.
+function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at each prompt'
+    set -l last $status
+    set -q _tmux_run_helper_pid[1]; or return 0
+    set -g _tmux_run_status $last
+    set -g _tmux_run_idle 1
+    set -g _tmux_run_in_prompt 1
+    if not set -q _tmux_run_generation[1]
+        _tmux_run_starting
+    else if _tmux_run_alive
+        _tmux_run_report_mode
+    else if _tmux_run_was_revoked
+        _tmux_run_revoked
+    else
+        _tmux_run_lost
+    end
+    set -e _tmux_run_in_prompt
+    return 0
+end
+
+function _tmux_run_on_preexec --on-event fish_preexec --description 'tmux-run: a command line starts'
+    set -e _tmux_run_idle
+end
+
+# _tmux_run_starting: a prompt while the helper starts: its first line may be there (a WINCH not
+# handled yet); a helper that is gone, or silent for 10 seconds, ends the attempt.
+function _tmux_run_starting --description 'tmux-run: the helper is starting'
+    if test -f $_tmux_run_base.msg
+        read -l line <$_tmux_run_base.msg
+        string match -q 'X*' -- $line; and begin
+            _tmux_run_revoked
+            return 0
+        end
+        _tmux_run_started $line; or return 0
+        _tmux_run_alive; or _tmux_run_lost
+        return 0
+    end
+    if _tmux_run_alive
+        test (math (_tmux_run_uptime) - $_tmux_run_since) -lt 10; and return 0
+        _tmux_run_failed "the helper did not become ready within 10 seconds"
+        return 0
+    end
+    set -l reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
+    test -n "$reason"; or set reason "it printed nothing"
+    _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
+end
+
+# _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once, undoes
+# the enrollment, and starts the orphan sweep (src/broker/shell-sweep.ts) in the background,
+# which stops the runs it held and removes the enrollment's record and socket.
+function _tmux_run_lost --description 'tmux-run: the helper is gone'
+    set -l pane $TMUX_PANE
+    set -l dir (string replace -r '/[^/]*$' '' -- $_tmux_run_base)
+    set -l enrollment $_tmux_run_enrollment
+    set -l node $_tmux_run_node
+    set -l root (string replace -r '/shell/[^/]*$' '' -- $_tmux_run_snippet)
+    set -l sweep $root/dist/src/broker/shell-sweep-main.js
+    if test -n "$enrollment"; and test -f $dir/$enrollment.json
+        _tmux_run_teardown keep-record
+        if test -r $sweep
+            begin
+                set -lx NODE_OPTIONS ''
+                command $node -- $sweep $dir $enrollment </dev/null >/dev/null 2>&1 &
+            end
+            disown $last_pid 2>/dev/null
+        else
+            command rm -f -- $dir/$enrollment.json $dir/$enrollment.sock 2>/dev/null
+        end
+    else
+        _tmux_run_teardown
+    end
+    _tmux_run_say "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+end
+
+# _tmux_run_stop PID: ends a helper that must go, and waits until it has: 4 seconds to let a run
+# it serves report its end (it allows itself 3), then it is killed.
+function _tmux_run_stop --argument-names pid --description 'tmux-run: stop a helper'
+    test -n "$pid"; and test -e /proc/$pid; or return 0
+    command kill -TERM $pid 2>/dev/null
+    set -l i 0
+    while test $i -lt 80
+        test -e /proc/$pid; or return 0
+        _tmux_run_zombie $pid; and return 0
+        command sleep 0.05
+        set i (math $i + 1)
+    end
+    command kill -KILL $pid 2>/dev/null
+    return 0
+end
+
+function _tmux_run_zombie --argument-names pid --description 'tmux-run: is PID a zombie'
+    read -l stat </proc/$pid/stat 2>/dev/null; or return 0
+    test (string split -f1 ' ' -- (string replace -r '^.*\) ' '' -- $stat)) = Z
+end
+
+# _tmux_run_teardown [keep-log|keep-record]: undoes exactly what enrollment did (files, names);
+# keep-log leaves the helper's log for the person to read, keep-record the record and socket for
+# the orphan sweep. The helper removes its own files when it ends; removing them here as well
+# covers a helper that was killed and could not.
+function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo the enrollment'
+    if set -q _tmux_run_base[1]
+        set -l files $_tmux_run_base.{msg,new,ans,mode,env,trap}
+        test "$keep" = keep-log; or set -a files $_tmux_run_base.log
+        set -q _tmux_run_enrollment[1]; and test "$keep" != keep-record
+        and set -a files (string replace -r '/[^/]*$' '' -- $_tmux_run_base)/$_tmux_run_enrollment.{json,sock}
+        set -l there
+        for f in $files
+            test -e $f; or test -L $f; and set -a there $f
+        end
+        set -q there[1]; and command rm -f -- $there 2>/dev/null
+    end
+    set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
+    set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
+    set -e _tmux_run_left _tmux_run_right
+    return 0
+end
+
+# tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
+function tmux_run_unenroll --description 'tmux-run: end this pane enrollment'
+    if not set -q _tmux_run_helper_pid[1]
+        echo "tmux-run: this shell is not enrolled" >&2
+        return 1
+    end
+    set -l pane $TMUX_PANE
+    set -l pid $_tmux_run_helper_pid
+    # The helper removes its record first thing on SIGTERM.
+    command kill -TERM $pid 2>/dev/null
+    _tmux_run_teardown
+    _tmux_run_stop $pid
+    echo "tmux-run: pane $pane unenrolled"
+end
+
+_tmux_run_enroll

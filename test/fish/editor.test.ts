@@ -1,0 +1,139 @@
+// The person's line in a fish pane: a half-typed line, a continuation line, a busy shell, the
+// completion pager: refused with nothing run, the line still there to finish; a resize (a real
+// SIGWINCH) disturbs neither the line nor the next run; the set-ups people run (vi key bindings,
+// a right prompt, their own SIGWINCH handler) keep working and the check still holds.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ok } from '../mcp/support.js';
+import { waitUntil } from '../support/waiting.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+import { waitListed } from '../support/enrollment.js';
+import type { Pane } from '../support/pane.js';
+import { fishFixture, fishPane, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
+
+/** A right prompt (once show_right is set) and a SIGWINCH handler of the person's that counts. */
+const PERSON = `function fish_right_prompt; set -q show_right; and echo RIGHT; end
+set -g winches 0
+function my_winch --on-signal SIGWINCH; set -g winches (math $winches + 1); end
+`;
+
+let fx: FishFixture;
+beforeAll(async () => {
+  fx = await fishFixture({ config: PERSON });
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+/** A run that would leave `marker` behind; expects `code`, with nothing run. */
+async function refused(code: string): Promise<void> {
+  const marker = join(fx.server.home, `m-${Math.random().toString(16).slice(2)}`);
+  const s = await fx.run(`touch ${marker}`);
+  expect(s.ok, JSON.stringify(s)).toBe(false);
+  expect(s.error).toMatchObject({ code, delivery: 'observed', effects: { state: 'none' } });
+  expect(existsSync(marker)).toBe(false);
+}
+
+const key = (k: string) => fx.server.tmux(['send-keys', '-t', fx.pane.id, k]);
+
+/** Types the rest of a half-typed line and Enter, then waits for `output` below the whole line. */
+async function finish(rest: string, line: string, output: string): Promise<void> {
+  await fx.pane.type(rest, { enter: true });
+  await fx.pane.waitFor((s) => s.includes(`${line}\n${output}\n`));
+  await fx.pane.waitForPrompt();
+}
+
+describe('the line in a fish pane', () => {
+  it('lists the pane with shell fish and editor_check screen', () => {
+    expect(fx.listing).toMatchObject({ shell: 'fish', editor_check: 'screen', state: 'idle' });
+  });
+
+  it('refuses a half-typed line editor_not_empty, and the line is still there to finish', async () => {
+    await fx.pane.type('echo half');
+    await fx.pane.waitFor((s) => s.includes('$ echo half'));
+    await refused('editor_not_empty');
+    // The cursor moved back to the start: text after the cursor still counts.
+    await key('C-a');
+    await refused('editor_not_empty');
+    await key('C-e');
+    await finish(' typed', '$ echo half typed', 'half typed');
+    expect(ok(await fx.run('echo after')).stdout.data).toBe('after\n');
+  });
+
+  it('refuses a continuation line editor_not_empty, and the command still completes', async () => {
+    await fx.pane.type('begin', { enter: true });
+    await fx.pane.type('echo inside');
+    await fx.pane.waitFor((s) => /echo inside\s*$/.test(s));
+    await refused('editor_not_empty');
+    await key('Enter');
+    await finish('end', '  end', 'inside');
+  });
+
+  it('refuses a busy shell shell_busy, and the completion pager editor_not_empty', async () => {
+    await fx.pane.type('sleep 3', { enter: true });
+    await waitUntil(async () => (await screenOf(fx.pane)).endsWith('\n$ sleep 3'), 5000, 'sleep to start');
+    await refused('shell_busy');
+    await fx.pane.waitForPrompt(10_000);
+    await fx.pane.type('ls /');
+    await key('Tab');
+    await key('Tab');
+    await refused('editor_not_empty');
+    await key('C-c');
+    await fx.pane.waitForPrompt();
+    // fish tells a handler the editor's state as of the keys before the last one, so the pager
+    // still counts until the next key; the check fails closed (refused, never run) till then.
+    await key('Enter');
+    await fx.pane.waitForPrompt();
+    expect(ok(await fx.run('echo free')).stdout.data).toBe('free\n');
+  });
+
+  it('a resize disturbs neither a half-typed line nor the next run; the person handler still fires', async () => {
+    const before = Number(await fx.pane.run('echo $winches'));
+    await fx.pane.type('echo keep');
+    await fx.server.tmux(['resize-window', '-t', fx.pane.id, '-x', '150', '-y', '40']);
+    await refused('editor_not_empty');
+    await fx.server.tmux(['resize-window', '-t', fx.pane.id, '-x', '200', '-y', '50']);
+    await finish(' this', '$ echo keep this', 'keep this');
+    expect(ok(await fx.run('echo run')).stdout.data).toBe('run\n');
+    // Two resizes and at least one run's wake-up reached the person's own handler too.
+    expect(Number(await fx.pane.run('echo $winches'))).toBeGreaterThanOrEqual(before + 3);
+  });
+
+  it('holds with vi key bindings (the mode indicator) and a right prompt, in a full fish start-up', async () => {
+    const pane = await fishPane(fx.server, { full: true, prompt: '[I] $ ', config: `${PERSON}fish_vi_key_bindings\n` });
+    await pane.type('set -g show_right 1', { enter: true });
+    const listing = await enrollVi(pane);
+    const keys = (k: string) => fx.server.tmux(['send-keys', '-t', pane.id, k]);
+    const last = async () => (await screenOf(pane)).split('\n').at(-1) ?? '';
+    const shows = (re: RegExp) => waitUntil(async () => re.test(await last()), 10_000, `the line to match ${re}`);
+    await shows(/^\[I\] \$ +RIGHT$/);
+    expect(ok(await fx.run('echo vi', listing)).stdout.data).toBe('vi\n');
+    await pane.type('echo v');
+    await shows(/^\[I\] \$ echo v +RIGHT$/);
+    const marker = join(fx.server.home, 'vi-marker');
+    const refusedHere = async () => {
+      const s = await fx.run(`touch ${marker}`, listing);
+      expect(s.error).toMatchObject({ code: 'editor_not_empty', effects: { state: 'none' } });
+    };
+    await refusedHere();
+    // Normal mode: the indicator changes, the line is kept.
+    await keys('Escape');
+    await shows(/^\[N\] \$ echo v +RIGHT$/);
+    await refusedHere();
+    await keys('A');
+    await shows(/^\[I\] \$ echo v +RIGHT$/);
+    await pane.type('i > $HOME/vi.out', { enter: true });
+    await waitUntil(() => existsSync(join(fx.server.home, 'vi.out')), 5000, 'the finished line to run');
+    await shows(/^\[I\] \$ +RIGHT$/);
+    expect(ok(await fx.run('cat $HOME/vi.out', listing)).stdout.data).toBe('vi\n');
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+/** Enrolls a pane whose prompt is not the harness's: typed, then waited for in the listing. */
+async function enrollVi(pane: Pane): Promise<PaneListing> {
+  await waitUntil(async () => /\$ +RIGHT$/.test(await screenOf(pane)), 10_000, 'the first prompt');
+  await pane.type(FISH_SOURCE, { enter: true });
+  return waitListed(pane, await pane.shellPid());
+}

@@ -11,6 +11,8 @@ import { procStat, procUmask } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import { Run, type RunOutcome, type RunWrap } from './runner.js';
 import type { AskResult, ShellChannel, Snapshot } from '../shell/channel.js';
+import { cwdPath } from '../shell/snapshot.js';
+import { envRefusal } from './exact-exec.js';
 import { err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
@@ -178,10 +180,12 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   }
   const { cwd, env } = answer.snapshot;
   try {
-    if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    if (!statSync(cwdPath(answer.snapshot)).isDirectory()) throw new Error('not a directory');
   } catch {
     return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
   }
+  const tooBig = envRefusal(answer.snapshot.bytes?.env ?? env, answer.snapshot.bytes !== undefined);
+  if (tooBig) return refuse('spawn_failed', `/bin/sh could not be started: ${tooBig}`);
   const walls = await decideSandbox(answer.snapshot, cx);
   if (job.cancelled || cx.ended()) {
     if (job.state !== 'finished')
@@ -232,6 +236,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     script: job.script,
     cwd,
     env,
+    ...(answer.snapshot.bytes ? { bytes: answer.snapshot.bytes } : {}),
     umask: procUmask(rec.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,

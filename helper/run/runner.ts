@@ -7,12 +7,16 @@ import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import type { Duplex } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
+import type { SnapshotFields } from '../shell/snapshot.js';
+import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
 
 export interface RunSpec {
   script: string;
   cwd: string;
   env: Record<string, string>;
   umask: number | undefined;
+  /** The cwd and env byte for byte (one character per byte), when some byte is not UTF-8 (helper/run/exact-exec.ts). */
+  bytes?: Pick<SnapshotFields, 'cwd' | 'env'>;
   stdoutLimit: number;
   stderrLimit: number;
   /** tail: a stream over its limit keeps its last bytes and the run goes on (default stop). */
@@ -71,6 +75,8 @@ export class Run {
   /** What a wrapped run's waiter reported, and the wrapper's own end. */
   private wrapStatus = '';
   private wrapEnd: { code: number | null; signal: number | null } | undefined;
+  /** What the exact-bytes exec wrapper reported (nothing: /bin/sh was exec'd). */
+  private exactReport = '';
   /** When /bin/sh exited and when the run ended (output drained), on the trace's clock. */
   exitedAt: number | undefined;
   endedAt: number | undefined;
@@ -92,29 +98,35 @@ export class Run {
   /** Starts the script; returns its process group id, or undefined when it could not start. */
   start(): number | undefined {
     this.startedAt = performance.now();
+    const { bytes, wrap } = this.spec;
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
     let child: ChildProcess;
     try {
-      const wrap = this.spec.wrap;
+      const exact = bytes !== undefined && !wrap;
+      const sh = ['/bin/sh', '-c', this.spec.script];
       child = spawn(
-        wrap ? wrap.file : '/bin/sh',
-        [...(wrap ? [...wrap.args, '/bin/sh'] : []), '-c', this.spec.script],
+        wrap ? wrap.file : exact ? PERL : '/bin/sh',
+        wrap ? [...wrap.args, ...sh] : exact ? ['-e', EXACT_EXEC, ...sh] : sh.slice(1),
         {
-          cwd: this.spec.cwd,
-          env: this.spec.env,
+          cwd: exact ? '/' : this.spec.cwd,
+          env: exact ? {} : this.spec.env,
           detached: true,
-          stdio: wrap ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+          stdio: wrap || exact ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
         },
       );
+      if (exact) this.sendExact(child, bytes);
     } catch (e) {
-      this.end('spawn_failed', (e as Error).message);
+      const message = (e as Error).message;
+      this.end('spawn_failed', message.includes('E2BIG') ? e2bigDetail(this.spec.env) : message);
       return undefined;
     } finally {
       if (previous !== undefined) process.umask(previous);
     }
     this.child = child;
     if (child.pid === undefined) {
-      child.once('error', (e) => this.end('spawn_failed', e.message));
+      child.once('error', (e) =>
+        this.end('spawn_failed', e.message.includes('E2BIG') ? e2bigDetail(this.spec.env) : e.message),
+      );
       return undefined;
     }
     this.pgid = child.pid;
@@ -150,6 +162,15 @@ export class Run {
     return this.pgid;
   }
 
+  /** Hands the exact cwd and env to the wrapper on descriptor 3 and keeps what it reports there. */
+  private sendExact(child: ChildProcess, bytes: Pick<SnapshotFields, 'cwd' | 'env'>): void {
+    const link = child.stdio[3] as Duplex;
+    link.on('error', () => undefined);
+    link.setEncoding('latin1');
+    link.on('data', (c: string) => (this.exactReport = (this.exactReport + c).slice(0, 32)));
+    link.end(exactSpec(bytes));
+  }
+
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
     // A run over its limit keeps nothing more; a cancelled one keeps what it prints while it stops
     // (a TERM trap's last words), within the store's bounds.
@@ -182,6 +203,11 @@ export class Run {
         final = 'sandbox_unavailable';
         error = this.stderr.contents().toString('utf8').trim().split('\n')[0]?.slice(0, 300) ?? '';
       }
+    }
+    const unexec = exactFailure(this.exactReport);
+    if (unexec !== undefined && final === 'completed') {
+      // The wrapper never became /bin/sh: nothing of the script ran.
+      [final, error, this.completion] = ['spawn_failed', unexec, undefined];
     }
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();

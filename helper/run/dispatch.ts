@@ -9,7 +9,7 @@ import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { AuditLog } from '../../src/audit/audit-log.js';
 import { procStat, procUmask } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
-import { Run, type RunOutcome, type RunWrap } from './runner.js';
+import { Run, type RunLauncher, type RunOutcome } from './runner.js';
 import type { AskResult, ShellChannel, Snapshot } from '../shell/channel.js';
 import { cwdPath } from '../shell/snapshot.js';
 import { envRefusal } from './exact-exec.js';
@@ -93,7 +93,7 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
 async function decideSandbox(
   snapshot: Snapshot,
   cx: DispatchContext,
-): Promise<{ ok: true; value: string; wrap?: RunWrap } | { ok: false; message: string }> {
+): Promise<{ ok: true; value: string; launcher?: RunLauncher } | { ok: false; message: string }> {
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
   if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
   try {
@@ -241,7 +241,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
     overflow: job.overflow,
-    ...(walls.wrap ? { wrap: walls.wrap } : {}),
+    ...(walls.launcher ? { launcher: walls.launcher } : {}),
   });
   job.run = run;
   const pgid = run.start();

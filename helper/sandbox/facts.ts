@@ -33,7 +33,7 @@ export const REPO_SEARCH = {
 /** The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its kind. */
 export function pathFact(p: string): PathFact {
   try {
-    const real = realpathSync(fsPath(p), { encoding: 'buffer' }).toString('latin1');
+    const real = realpathSync.native(fsPath(p), { encoding: 'buffer' }).toString('latin1');
     let kind: PathFact['kind'] = 'missing';
     try {
       kind = statSync(fsPath(real)).isDirectory() ? 'dir' : 'file';

@@ -5,7 +5,7 @@
 // the policy changes; the old ones end once their last run has ended, idle walls after WALLS_IDLE_MS.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { completionOfStatus, PERL, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
@@ -18,6 +18,30 @@ import { hostPid } from './host-pid.js';
 export const WALLS_IDLE_MS = 10 * 60 * 1000;
 /** How long a run's reaper has to connect once its request was sent (it forks at once). */
 const CONNECT_MS = 10_000;
+/** Connections that have not named their run yet: at most so many, each for at most HEAD_MS. */
+const MAX_UNNAMED = 32;
+const HEAD_MS = 5000;
+/** The socket's directory beside the helper's own: `.walls-PID-XXXXXX`, PID the helper's. */
+const DIR_PREFIX = '.walls-';
+
+/** Removes the socket directories of helpers that are gone (a helper SIGKILLed could not). */
+function sweepDirs(home: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(home).filter((n) => n.startsWith(DIR_PREFIX));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = Number(/^\.walls-(\d+)-/.exec(n)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ESRCH') rmSync(`${home}/${n}`, { recursive: true, force: true });
+    }
+  }
+}
 
 /** What a run in the walls hears of its progress. */
 export interface WallsRunEvents {
@@ -36,6 +60,8 @@ interface Pending {
   /** The stream connections still open, and how many came. */
   streams: Set<'o' | 'e'>;
   opened: number;
+  /** Every connection of the run, closed when it ends. */
+  sockets: Socket[];
   status?: Socket;
   report: string;
   ended: boolean;
@@ -58,6 +84,7 @@ export class Walls {
   private stderr = '';
   private idle: NodeJS.Timeout | undefined;
   private retired = false;
+  private unnamed = 0;
   closed = false;
 
   /** `args`: bwrap's walls up to `--` (latin1 strings: one character per byte); `home`: where the socket's directory goes. */
@@ -68,12 +95,19 @@ export class Walls {
     prctl: number,
     readonly key: string,
   ) {
-    this.dir = mkdtempSync(`${home}/.walls-`);
+    sweepDirs(home);
+    this.dir = mkdtempSync(`${home}/${DIR_PREFIX}${process.pid}-`);
     if (live.size === 0 && !process.listeners('exit').includes(endAll)) process.on('exit', endAll);
     live.add(this);
     this.server = createServer((s) => this.accept(s));
     this.server.on('error', () => this.close());
-    this.server.listen(`${this.dir}/s`);
+    this.server.listen(`${this.dir}/s`, () => {
+      try {
+        chmodSync(`${this.dir}/s`, 0o600);
+      } catch {
+        // closed meanwhile
+      }
+    });
     const walls = [...args, '--ro-bind', this.dir, INNER_DIR];
     // The walls go through a descriptor (bwrap --args): a path that is not UTF-8 keeps its bytes.
     const command = ['--', PERL, '-e', WALLS_WAITER, INNER_SOCKET, String(prctl)];
@@ -108,7 +142,7 @@ export class Walls {
       () => this.finish(token, { failed: 'the sandbox did not start the run', ran: false, sandbox: true }),
       CONNECT_MS,
     );
-    this.runs.set(token, { events, streams: new Set(), opened: 0, report: '', ended: false, timer });
+    this.runs.set(token, { events, streams: new Set(), opened: 0, sockets: [], report: '', ended: false, timer });
     clearTimeout(this.idle);
     const frame = encodeRequest({ ...req, token });
     if (this.queued) this.queued.push(frame);
@@ -164,11 +198,23 @@ export class Walls {
 
   private accept(s: Socket): void {
     s.on('error', () => undefined);
+    // A run in the walls can connect too: a connection must name a live run at once, and only so many may try.
+    if (this.unnamed >= MAX_UNNAMED) return void s.destroy();
+    this.unnamed += 1;
+    let named = false;
+    const unname = (): void => {
+      if (!named) this.unnamed -= 1;
+      named = true;
+    };
+    s.setTimeout(HEAD_MS, () => s.destroy());
+    s.once('close', unname);
     let head = Buffer.alloc(0);
     const onHead = (chunk: Buffer): void => {
       head = Buffer.concat([head, chunk]);
       if (head.length < 34) return;
       s.off('data', onHead);
+      s.setTimeout(0);
+      unname();
       const token = head.subarray(0, 32).toString('latin1');
       const kind = head.toString('latin1', 32, 34);
       const run = this.runs.get(token);
@@ -181,6 +227,7 @@ export class Walls {
         s.destroy();
         return;
       }
+      run.sockets.push(s);
       const rest = head.subarray(34);
       if (kind[0] === 's') this.onStatus(token, run, s, rest);
       else this.onStream(token, run, s, kind[0] === 'o' ? 'stdout' : 'stderr', rest);
@@ -242,7 +289,7 @@ export class Walls {
     run.ended = true;
     clearTimeout(run.timer);
     this.runs.delete(token);
-    run.status?.destroy();
+    for (const s of run.sockets) s.destroy();
     run.events.ended(end);
     if (this.runs.size === 0) {
       if (this.retired) this.close();

@@ -89,6 +89,14 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
     expect((await slow).stdout.toString()).toBe('slow\n');
   });
 
+  it('closes a connection from inside the walls that names no run, and nothing of it reaches a run', async () => {
+    const forge =
+      `perl -MSocket -e 'socket(my $x, AF_UNIX, SOCK_STREAM, 0) or die; connect($x, pack_sockaddr_un("${INNER_SOCKET}")) or die "connect $!";` +
+      ` syswrite($x, ("0" x 32) . "o\\nforged\\n"); my $b; my $n = sysread($x, $b, 10); print defined $n && $n == 0 ? "closed\\n" : "open\\n"'`;
+    const o = await run(forge);
+    expect([o.stdout.toString(), o.stderr.toString()]).toEqual(['closed\n', '']);
+  });
+
   it('stops a cancelled run with SIGTERM to its group, the walls still standing', async () => {
     const r = new Run({
       script: 'trap "echo term; exit 3" TERM; echo up; while :; do sleep 0.05; done',

@@ -6,7 +6,7 @@
 // `/bin/sh -c true` (the floor of the same round), and a third plain option: a long-lived perl
 // spawner (the walls' waiter without bwrap) that forks each script, its streams on unix sockets.
 //
-//   npx tsx scripts/bench-walls.ts [--quick] [--base COMMIT]   # also run by scripts/bench.ts
+//   npx tsx scripts/bench-walls.ts [--quick | --rounds N] [--base COMMIT]   # also run by scripts/bench.ts
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
@@ -223,7 +223,9 @@ export function wallsBenchLines(b: WallsBench): string[] {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick');
   const i = process.argv.indexOf('--base');
-  const b = await wallsBench(quick ? 20 : 100, i > 0 ? process.argv[i + 1] : WALLS_BASE);
+  const r = process.argv.indexOf('--rounds');
+  const rounds = r > 0 ? Number(process.argv[r + 1]) : quick ? 20 : 100;
+  const b = await wallsBench(rounds, i > 0 ? process.argv[i + 1] : WALLS_BASE);
   console.log(wallsBenchLines(b).join('\n'));
   process.exit(0);
 }

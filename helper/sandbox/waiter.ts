@@ -96,7 +96,8 @@ export interface ReaperReport {
 
 export function parseReaper(text: string): ReaperReport {
   const r: ReaperReport = {};
-  for (const line of text.split('\n')) {
+  // Only whole lines: a chunk may end inside one (`W 38` of `W 3840`).
+  for (const line of text.split('\n').slice(0, -1)) {
     const m = /^([SCEW]) (\d{1,10})$/.exec(line);
     if (!m) continue;
     const n = Number(m[2]);

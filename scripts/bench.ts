@@ -32,6 +32,7 @@ import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
+import { wallsBench, wallsBenchLines, type WallsBench } from './bench-walls.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -397,6 +398,8 @@ interface Metrics {
   fish_cost: FishCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
+  /** The spawn path and the sandbox, the base tree against this one in one process (scripts/bench-walls.ts). */
+  walls?: WallsBench;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -628,6 +631,10 @@ try {
     progress(`sandboxed true beside a plain one: ${N.rtt} each, alternating, on two other panes`);
     m.sandbox = await sandboxBench(c, listings[1]!, server, N.rtt);
   } else progress('no bwrap: the sandboxed runs are not measured');
+  if (existsSync('/usr/bin/bwrap') || process.env.TMUX_RUN_BWRAP) {
+    progress('spawn and sandbox, the tree before and after, alternating in one process (scripts/bench-walls.ts)');
+    m.walls = await wallsBench(QUICK ? 20 : 100);
+  }
 
   // The same three runs through a broker that traces every call, to see where their time goes.
   progress(`traced runs (TMUX_RUN_TRACE): ${N.rtt} of true, ${N.big} of ${MID} and of ${BIG} bytes`);
@@ -791,6 +798,7 @@ function report(m: Metrics): void {
       `| sandboxed pane's helper RSS (MB): before its first sandboxed run / after them | ${mb(sb.helper_rss_kb_before)} / ${mb(sb.helper_rss_kb_after)} | | |`,
     );
   }
+  if (m.walls) lines.push('', ...wallsBenchLines(m.walls));
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
   else {

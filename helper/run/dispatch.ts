@@ -9,8 +9,10 @@ import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { AuditLog } from '../../src/audit/audit-log.js';
 import { procStat, procUmask } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
-import { Run, type RunOutcome, type RunWrap } from './runner.js';
+import { Run, type RunLauncher, type RunOutcome } from './runner.js';
 import type { AskResult, Shell, Snapshot } from '../shell/shell.js';
+import { cwdPath } from '../shell/snapshot.js';
+import { envRefusal } from './exact-exec.js';
 import { err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
@@ -107,7 +109,7 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
 async function decideSandbox(
   snapshot: Snapshot,
   cx: DispatchContext,
-): Promise<{ ok: true; value: string; wrap?: RunWrap } | { ok: false; message: string }> {
+): Promise<{ ok: true; value: string; launcher?: RunLauncher } | { ok: false; message: string }> {
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
   if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
   try {
@@ -194,10 +196,12 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   }
   const { cwd, env } = answer.snapshot;
   try {
-    if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    if (!statSync(cwdPath(answer.snapshot)).isDirectory()) throw new Error('not a directory');
   } catch {
     return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
   }
+  const tooBig = envRefusal(answer.snapshot.bytes?.env ?? env, answer.snapshot.bytes !== undefined);
+  if (tooBig) return refuse('spawn_failed', `/bin/sh could not be started: ${tooBig}`);
   const walls = await decideSandbox(answer.snapshot, cx);
   if (job.cancelled || cx.ended()) {
     if (job.state !== 'finished')
@@ -248,11 +252,12 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     script: job.script,
     cwd,
     env,
+    ...(answer.snapshot.bytes ? { bytes: answer.snapshot.bytes } : {}),
     umask: procUmask(rec.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
     overflow: job.overflow,
-    ...(walls.wrap ? { wrap: walls.wrap } : {}),
+    ...(walls.launcher ? { launcher: walls.launcher } : {}),
   });
   job.run = run;
   const pgid = run.start();

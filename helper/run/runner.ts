@@ -7,33 +7,30 @@ import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import type { Duplex } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
+import type { WallsEnd, WallsRunEvents } from '../sandbox/walls.js';
+import type { SnapshotFields } from '../shell/snapshot.js';
+import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
 
 export interface RunSpec {
   script: string;
   cwd: string;
   env: Record<string, string>;
   umask: number | undefined;
+  /** The cwd and env byte for byte (one character per byte), when some byte is not UTF-8 (helper/run/exact-exec.ts). */
+  bytes?: Pick<SnapshotFields, 'cwd' | 'env'>;
   stdoutLimit: number;
   stderrLimit: number;
   /** tail: a stream over its limit keeps its last bytes and the run goes on (default stop). */
   overflow?: Overflow;
-  /** Run inside a sandbox (helper/sandbox.ts): `file args... /bin/sh -c SCRIPT`, its waiter reporting on fd 3. */
-  wrap?: RunWrap;
+  /** Run inside the pane's walls (helper/sandbox/walls.ts) rather than as a /bin/sh of its own. */
+  launcher?: RunLauncher;
 }
 
-/** A command that wraps /bin/sh (bwrap and its waiter), and how its report becomes the completion. */
-export interface RunWrap {
-  file: string;
-  args: string[];
-  /** The completion from what fd 3 carried and the wrapper's own end; undefined: the script never started. */
-  completion: (status: string, code: number | null, signal: number | null) => Completion | undefined;
-  /** The waiter's first byte on fd 3 and the helper's answer to it, before the script may start. */
-  handshake: { ready: string; go: string };
-  /**
-   * Where a stop's SIGTERM goes, given the wrapper's pid: the waiter, which passes it on to the
-   * script's group (the wrapper would die of it, and the sandbox's end SIGKILLs the script).
-   */
-  termPid?: (wrapperPid: number) => number | undefined;
+/** Where a sandboxed run goes: the pane's kept-alive walls, which start /bin/sh and report its end. */
+export interface RunLauncher {
+  /** The walls' process group: what the broker stops should this helper die. */
+  pgid: number | undefined;
+  launch(script: string, umask: number | undefined, events: WallsRunEvents): void;
 }
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
@@ -68,9 +65,10 @@ export class Run {
   private startedAt = 0;
   private resolve!: (o: RunOutcome) => void;
   private finished = false;
-  /** What a wrapped run's waiter reported, and the wrapper's own end. */
-  private wrapStatus = '';
-  private wrapEnd: { code: number | null; signal: number | null } | undefined;
+  /** A run in the walls: its /bin/sh's group once known (where a stop goes), and whether the stop is due. */
+  private group: number | undefined;
+  /** What the exact-bytes exec wrapper reported (nothing: /bin/sh was exec'd). */
+  private exactReport = '';
   /** When /bin/sh exited and when the run ended (output drained), on the trace's clock. */
   exitedAt: number | undefined;
   endedAt: number | undefined;
@@ -92,46 +90,37 @@ export class Run {
   /** Starts the script; returns its process group id, or undefined when it could not start. */
   start(): number | undefined {
     this.startedAt = performance.now();
+    if (this.spec.launcher) return this.launch(this.spec.launcher);
+    const { bytes } = this.spec;
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
     let child: ChildProcess;
     try {
-      const wrap = this.spec.wrap;
-      child = spawn(
-        wrap ? wrap.file : '/bin/sh',
-        [...(wrap ? [...wrap.args, '/bin/sh'] : []), '-c', this.spec.script],
-        {
-          cwd: this.spec.cwd,
-          env: this.spec.env,
-          detached: true,
-          stdio: wrap ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
-        },
-      );
+      const exact = bytes !== undefined;
+      const sh = ['/bin/sh', '-c', this.spec.script];
+      child = spawn(exact ? PERL : '/bin/sh', exact ? ['-e', EXACT_EXEC, ...sh] : sh.slice(1), {
+        cwd: exact ? '/' : this.spec.cwd,
+        env: exact ? {} : this.spec.env,
+        detached: true,
+        stdio: exact ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      });
+      if (exact) this.sendExact(child, bytes);
     } catch (e) {
-      this.end('spawn_failed', (e as Error).message);
+      const message = (e as Error).message;
+      this.end('spawn_failed', message.includes('E2BIG') ? e2bigDetail(this.spec.env) : message);
       return undefined;
     } finally {
       if (previous !== undefined) process.umask(previous);
     }
     this.child = child;
     if (child.pid === undefined) {
-      child.once('error', (e) => this.end('spawn_failed', e.message));
+      child.once('error', (e) =>
+        this.end('spawn_failed', e.message.includes('E2BIG') ? e2bigDetail(this.spec.env) : e.message),
+      );
       return undefined;
     }
     this.pgid = child.pid;
     child.stdout!.on('data', (c: Buffer) => this.collect('stdout', c));
     child.stderr!.on('data', (c: Buffer) => this.collect('stderr', c));
-    if (this.spec.wrap) {
-      // The waiter asks before it starts the script; the answer proves this helper alive after bwrap
-      // set its parent-death signal (src/os/bwrap.ts, WAITER_READY).
-      const { ready, go } = this.spec.wrap.handshake;
-      const status = child.stdio[3] as Duplex;
-      status.setEncoding('latin1');
-      status.on('error', () => undefined);
-      status.on('data', (c: string) => {
-        if (this.wrapStatus === '' && c.startsWith(ready) && this.reason === undefined) status.write(go);
-        this.wrapStatus = (this.wrapStatus + c).slice(0, 64);
-      });
-    }
     let closed = false;
     child.once('close', () => {
       closed = true;
@@ -139,7 +128,6 @@ export class Run {
     });
     child.once('exit', (code, signal) => {
       this.exitedAt = monotonicMs();
-      this.wrapEnd = { code, signal: signal === null ? null : signalNumber(signal) };
       this.completion =
         signal !== null
           ? { state: 'signaled', exit_status: null, signal: signalNumber(signal) }
@@ -148,6 +136,42 @@ export class Run {
       else setTimeout(() => this.end('completed'), DRAIN_MS);
     });
     return this.pgid;
+  }
+
+  /** Starts the script in the pane's walls; returns the walls' group (the broker's to stop should the helper die). */
+  private launch(l: RunLauncher): number | undefined {
+    this.pgid = l.pgid;
+    l.launch(this.spec.script, this.spec.umask, {
+      output: (which, chunk) => this.collect(which, chunk),
+      started: (group) => {
+        this.group = group;
+        if (this.reason !== undefined) terminateGroup(group);
+      },
+      ended: (end) => this.wallsEnded(end),
+    });
+    return this.pgid;
+  }
+
+  /** The walls' report of the run's end: its own status, or why there is none. */
+  private wallsEnded(end: WallsEnd): void {
+    this.exitedAt = monotonicMs();
+    if ('completion' in end) {
+      this.completion = end.completion;
+      return this.end('completed');
+    }
+    if (!end.ran) return this.end(end.sandbox ? 'sandbox_unavailable' : 'spawn_failed', end.failed);
+    // The walls ended under the run (its reaper was killed): everything in them was SIGKILLed.
+    this.completion = { state: 'signaled', exit_status: null, signal: 9 };
+    this.end('completed', end.failed);
+  }
+
+  /** Hands the exact cwd and env to the wrapper on descriptor 3 and keeps what it reports there. */
+  private sendExact(child: ChildProcess, bytes: Pick<SnapshotFields, 'cwd' | 'env'>): void {
+    const link = child.stdio[3] as Duplex;
+    link.on('error', () => undefined);
+    link.setEncoding('latin1');
+    link.on('data', (c: string) => (this.exactReport = (this.exactReport + c).slice(0, 32)));
+    link.end(exactSpec(bytes));
   }
 
   private collect(which: 'stdout' | 'stderr', chunk: Buffer): void {
@@ -166,7 +190,10 @@ export class Run {
   stop(reason: 'cancelled' | 'output_limit_exceeded'): void {
     if (this.reason !== undefined || this.finished) return;
     this.reason = reason;
-    if (this.pgid !== undefined) terminateGroup(this.pgid, KILL_GRACE_MS, this.spec.wrap?.termPid?.(this.pgid));
+    if (this.spec.launcher) {
+      // In the walls the stop goes to the run's own group (once its reaper has said which it is).
+      if (this.group !== undefined) terminateGroup(this.group, KILL_GRACE_MS);
+    } else if (this.pgid !== undefined) terminateGroup(this.pgid, KILL_GRACE_MS);
     if (this.completion) this.end(reason);
   }
 
@@ -175,18 +202,16 @@ export class Run {
     this.finished = true;
     this.endedAt = monotonicMs();
     let final = this.reason ?? reason;
-    if (this.spec.wrap && this.wrapEnd) {
-      // The script's own end, as the waiter saw it; no start reported: the sandbox was never made.
-      this.completion = this.spec.wrap.completion(this.wrapStatus, this.wrapEnd.code, this.wrapEnd.signal);
-      if (!this.completion && final === 'completed') {
-        final = 'sandbox_unavailable';
-        error = this.stderr.contents().toString('utf8').trim().split('\n')[0]?.slice(0, 300) ?? '';
-      }
+    const unexec = exactFailure(this.exactReport);
+    if (unexec !== undefined && final === 'completed') {
+      // The wrapper never became /bin/sh: nothing of the script ran.
+      [final, error, this.completion] = ['spawn_failed', unexec, undefined];
     }
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     // Whatever is left in the group (a `cmd &` holding the pipes) ends with the run.
-    if (this.pgid !== undefined && groupAlive(this.pgid)) terminateGroup(this.pgid);
+    // (In the walls the run's reaper has ended all of it already, and the group is the walls'.)
+    if (!this.spec.launcher && this.pgid !== undefined && groupAlive(this.pgid)) terminateGroup(this.pgid);
     this.resolve({
       reason: final,
       completion: this.completion,

@@ -14,6 +14,9 @@ import {
   type SandboxPlan,
 } from './policy.js';
 
+/** A path of the plan (latin1: one character per byte) as the file system takes it. */
+const fsPath = (p: string): Buffer => Buffer.from(p, 'latin1');
+
 /**
  * The search for repositories below a writable tree: breadth first, symlinks never followed,
  * `.git` never entered; below a directory named in `shallow` (package stores and caches, huge and
@@ -30,10 +33,10 @@ export const REPO_SEARCH = {
 /** The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its kind. */
 export function pathFact(p: string): PathFact {
   try {
-    const real = realpathSync(p);
+    const real = realpathSync.native(fsPath(p), { encoding: 'buffer' }).toString('latin1');
     let kind: PathFact['kind'] = 'missing';
     try {
-      kind = statSync(real).isDirectory() ? 'dir' : 'file';
+      kind = statSync(fsPath(real)).isDirectory() ? 'dir' : 'file';
     } catch {
       // gone in between
     }
@@ -47,7 +50,7 @@ export function pathFact(p: string): PathFact {
 
 function entryKind(p: string): EntryKind {
   try {
-    const st = lstatSync(p);
+    const st = lstatSync(fsPath(p));
     return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return 'missing';
@@ -57,7 +60,7 @@ function entryKind(p: string): EntryKind {
 /** What a gitlink file (`gitdir: PATH`) points at, resolved; undefined when it says nothing usable. */
 function gitlinkTarget(file: string): string | undefined {
   try {
-    const m = /^gitdir: *(.+?)\s*$/m.exec(readFileSync(file, 'utf8').slice(0, 4096));
+    const m = /^gitdir: *(.+?)\s*$/m.exec(readFileSync(fsPath(file)).toString('latin1').slice(0, 4096));
     return m?.[1] ? pathFact(resolve(dirname(file), m[1])).real : undefined;
   } catch {
     return undefined;
@@ -113,7 +116,11 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
     if (--budget.left < 0) return false;
     let entries;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      entries = readdirSync(fsPath(dir), { withFileTypes: true, encoding: 'buffer' }).map((e) => ({
+        name: (e.name as unknown as Buffer).toString('latin1'),
+        isDirectory: () => e.isDirectory(),
+        isSymbolicLink: () => e.isSymbolicLink(),
+      }));
     } catch {
       continue; // unreadable: the run cannot write there either
     }

@@ -1,25 +1,18 @@
 // The sandbox decision for one run (loaded only when the shell asks for a sandbox): is bwrap here
-// and able (probed once per helper), what the walls are (plan, facts, arguments), and how the run
-// is wrapped: bwrap, then the waiter that reports the script's own exit status or signal.
+// and able (probed once per helper), what the walls are (plan, facts, arguments), and which walls
+// the run goes into: the pane's kept-alive ones when the policy is the same, new ones otherwise.
+// Paths are worked on as latin1 strings (one character per byte: helper/shell/snapshot.ts bytesOf),
+// so a directory whose name is not UTF-8 is walled as itself; messages are UTF-8 again.
 import { dirname } from 'node:path';
 import { homedir, userInfo } from 'node:os';
-import type { Completion } from '../../src/protocol/messages.js';
-import {
-  completionOfStatus,
-  parseWaiter,
-  PERL,
-  probeBwrap,
-  WAITER,
-  WAITER_GO,
-  WAITER_READY,
-  type ProbeResult,
-} from '../../src/os/bwrap.js';
+import { probeBwrap, type ProbeResult } from '../../src/os/bwrap.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { childrenOf, procArgv } from '../../src/os/proc.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './policy.js';
 import { gatherFacts, pathFacts } from './facts.js';
-import type { Snapshot } from '../shell/snapshot.js';
-import type { RunWrap } from '../run/runner.js';
+import { bytesOf, type Snapshot } from '../shell/snapshot.js';
+import type { RunLauncher } from '../run/runner.js';
+import { Walls } from './walls.js';
+import { prctlNumber } from './waiter.js';
 
 let probed: Promise<ProbeResult> | undefined;
 
@@ -32,27 +25,15 @@ function available(): Promise<ProbeResult> {
   return probed;
 }
 
-/** The run's completion from what the waiter reported, or undefined when the script never started. */
-export function wrappedCompletion(status: string, code: number | null, signal: number | null): Completion | undefined {
-  const report = parseWaiter(status);
-  if (!report.started) return undefined;
-  if (report.status !== undefined) return completionOfStatus(report.status);
-  // The waiter itself was stopped (the run's group was cancelled): bwrap's own end is all there is.
-  return signal !== null
-    ? { state: 'signaled', exit_status: null, signal }
-    : { state: 'exited', exit_status: code ?? 0, signal: null };
-}
-
-/** The waiter's pid as the helper sees it (bwrap's child), or undefined while bwrap still makes the sandbox. */
-export function waiterPid(bwrapPid: number): number | undefined {
-  return childrenOf(bwrapPid).find((pid) => {
-    const argv = procArgv(pid);
-    return argv?.[0] === PERL && argv[1] === '-e' && argv[2] === WAITER;
-  });
-}
+/** A UTF-8 string as latin1 (its bytes, one character each), and back. */
+const bytes = (s: string): string => Buffer.from(s, 'utf8').toString('latin1');
+const text = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
 
 export type SandboxDecision =
-  { ok: true; value: Exclude<SandboxValue, 'off'>; wrap: RunWrap } | { ok: false; message: string };
+  { ok: true; value: Exclude<SandboxValue, 'off'>; launcher: RunLauncher } | { ok: false; message: string };
+
+/** The pane's current walls (a helper serves one pane); a changed policy retires them. */
+let current: Walls | undefined;
 
 /** The walls for a run in the state the shell reported, or why it cannot run sandboxed. */
 export async function sandboxFor(
@@ -60,31 +41,41 @@ export async function sandboxFor(
   record: EnrollmentRecord,
   auditPath: string,
 ): Promise<SandboxDecision> {
-  const planned = planSandbox(snapshot.shell ?? {}, snapshot.cwd, snapshot.env, {
-    registryDir: dirname(record.socket),
-    tmuxSocket: record.tmux_socket,
-    auditPath,
-    userHome: safeHome(),
+  const b = bytesOf(snapshot);
+  const planned = planSandbox(b.shell ?? {}, b.cwd, b.env, {
+    registryDir: bytes(dirname(record.socket)),
+    tmuxSocket: bytes(record.tmux_socket),
+    auditPath: bytes(auditPath),
+    userHome: bytes(safeHome()),
     uid: process.getuid?.() ?? 0,
   });
-  if (!planned.ok) return planned;
+  if (!planned.ok) return { ok: false, message: text(planned.message) };
   const probe = await available();
   if (!probe.ok) return { ok: false, message: probe.reason };
+  const prctl = prctlNumber();
+  if (prctl === undefined)
+    return { ok: false, message: `the sandbox does not know this architecture (${process.arch})` };
   // A writable tree that may not be (the cwd at ~ or /) is refused before the search for repositories.
   const paths = pathFacts(planned.plan);
   const refused = refuseWritable(planned.plan, paths);
-  if (refused) return refused;
+  if (refused) return { ok: false, message: text(refused.message) };
   const walls = sandboxArgs(planned.plan, gatherFacts(planned.plan, undefined, paths));
-  if (!walls.ok) return walls;
+  if (!walls.ok) return { ok: false, message: text(walls.message) };
+  // The policy is every argument but the cwd (the last two, `--chdir DIR`), which each run brings.
+  const args = walls.args.slice(0, -2);
+  const cwd = walls.args.at(-1)!;
+  const key = args.join('\0');
+  if (!current || current.closed || current.key !== key) {
+    current?.retire();
+    current = new Walls(probe.bwrap, args, dirname(record.socket), prctl, key);
+  }
+  const w = current;
   return {
     ok: true,
     value: planned.plan.value,
-    wrap: {
-      file: probe.bwrap,
-      args: [...walls.args, '--', PERL, '-e', WAITER],
-      completion: wrappedCompletion,
-      handshake: { ready: WAITER_READY, go: WAITER_GO },
-      termPid: waiterPid,
+    launcher: {
+      pgid: w.pgid,
+      launch: (script, umask, events) => w.run({ script, umask, cwd, env: b.env }, events),
     },
   };
 }

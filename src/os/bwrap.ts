@@ -5,11 +5,12 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { Duplex } from 'node:stream';
+import { PERL } from './perl.js';
 
 /** Where bwrap is looked for (never the person's PATH, which a project's tooling can change). */
 export const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'] as const;
-/** The waiter's interpreter: Debian's essential perl-base. */
-export const PERL = '/usr/bin/perl';
+/** The waiter's interpreter: Debian's essential perl-base (src/os/perl.ts). */
+export { PERL };
 /** The descriptor the waiter reports on, inside the sandbox (the script never inherits it). */
 export const STATUS_FD = 3;
 

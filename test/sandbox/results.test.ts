@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { auditEventually } from '../support/audit.js';
 import { cancel, readOutput, start } from '../long/support.js';
 import { waitUntil } from '../support/waiting.js';
-import { fresh, ran, textOf, useSandboxFixture } from './support.js';
+import { connectCommand, fresh, listen, ran, textOf, useSandboxFixture } from './support.js';
 
 const fx = useSandboxFixture();
 
@@ -172,25 +172,35 @@ describe('a sandboxed run is stopped as any run', () => {
 });
 
 describe('a background service in a sandboxed pane', () => {
-  // Each run gets its own network namespace when the sandbox has no network: a service started in
-  // the background is reachable from the pane's other runs only with workspace+net.
+  // A pane's runs share its walls (one network namespace per pane and policy): a service started in
+  // the background answers the pane's later runs on 127.0.0.1, and without network the host's own
+  // listeners on 127.0.0.1 stay out of reach all the same.
   it.each<[string, string]>([
-    ['workspace', '7'],
-    ['workspace+net', '0 hello'],
-  ])('%s: a later run reaching it on 127.0.0.1 gets %s', async (mode, expected) => {
+    ['workspace', 'REFUSED'],
+    ['workspace+net', 'CONNECTED'],
+  ])('%s: a later run reaches it on 127.0.0.1; a listener of the host on 127.0.0.1: %s', async (mode, host) => {
     const { mcp, listing } = fx();
-    await fx().sandbox(mode, fx().project());
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const server = `exec node -e 'require("http").createServer((q, r) => r.end("hello")).listen(${port}, "127.0.0.1", () => console.log("listening"))'`;
-    const svc = await start(mcp.client, listing, server, { background: true });
-    const runId = svc.pending.run_id as string;
-    await waitUntil(async () => {
-      const o = await readOutput(mcp.client, listing, { run_id: runId, stream: 'stdout' });
-      return o.data.data === 'listening\n' || undefined;
-    });
-    const reach = `node -e 'require("http").get("http://127.0.0.1:${port}/", (r) => r.on("data", (d) => { console.log("0 " + d); process.exit(0); })).on("error", () => { console.log("7"); process.exit(0); })'`;
-    expect(ran(await fx().run(reach)).stdout.data).toBe(`${expected}\n`);
-    expect((await cancel(mcp.client, listing, runId)).error.code).toBe('cancelled');
+    const hostListener = await listen('127.0.0.1');
+    try {
+      await fx().sandbox(mode, fx().project());
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      const server = `exec node -e 'require("http").createServer((q, r) => r.end("hello")).listen(${port}, "127.0.0.1", () => console.log("listening"))'`;
+      const svc = await start(mcp.client, listing, server, { background: true });
+      const runId = svc.pending.run_id as string;
+      await waitUntil(async () => {
+        const o = await readOutput(mcp.client, listing, { run_id: runId, stream: 'stdout' });
+        return o.data.data === 'listening\n' || undefined;
+      });
+      const reach = (url: string): string =>
+        `node -e 'require("http").get("${url}", (r) => r.on("data", (d) => { console.log("0 " + String(d).trim()); process.exit(0); })).on("error", () => { console.log("7"); process.exit(0); })'`;
+      expect(ran(await fx().run(reach(`http://127.0.0.1:${port}/`))).stdout.data).toBe('0 hello\n');
+      const seen = ran(await fx().run(connectCommand(`'${hostListener.address}'`))).stdout.data as string;
+      expect(seen.split(' ')[0]!.trim()).toBe(host);
+      expect(hostListener.connections > 0 ? 'CONNECTED' : 'REFUSED').toBe(host);
+      expect((await cancel(mcp.client, listing, runId)).error.code).toBe('cancelled');
+    } finally {
+      await hostListener.close();
+    }
   });
 });
 

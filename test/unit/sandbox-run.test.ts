@@ -1,43 +1,58 @@
-// A wrapped run with the real bwrap and the real waiter, without tmux or a shell: the completion is
-// the script's own (not bwrap's 128+N), the waiter's descriptor does not reach the script, and a
-// sandbox that bwrap cannot set up is told from the script's failure (sandbox_unavailable, not run).
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+// Runs in a pane's kept-alive walls with the real bwrap and the real waiter, without tmux or a
+// shell: the completion is the script's own (not bwrap's 128+N), the waiter's descriptors do not
+// reach the script, what a run leaves is gone before its end is reported, walls bwrap cannot set
+// up are told from the script's failure, and a helper SIGKILLed at once leaves nothing running.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { Run, type RunOutcome, type RunWrap } from '../../helper/run/runner.js';
-import { wrappedCompletion } from '../../helper/sandbox/sandbox.js';
+import type { Duplex } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Run, type RunLauncher, type RunOutcome } from '../../helper/run/runner.js';
+import { Walls } from '../../helper/sandbox/walls.js';
+import { prctlNumber, WALLS_WAITER, INNER_SOCKET } from '../../helper/sandbox/waiter.js';
 import { reportOf } from '../../helper/run/outcome.js';
-import { findBwrap, PERL, processWalls, WAITER, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
+import { findBwrap, PERL, processWalls, WAITER_READY } from '../../src/os/bwrap.js';
 
 const bwrap = findBwrap({});
 const BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const home = mkdtempSync('/var/tmp/tmux-run-walls-test-');
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-function wrap(mounts: string[] = []): RunWrap {
-  return {
-    file: bwrap!,
-    args: [...BASE, ...mounts, ...processWalls(false), '--', PERL, '-e', WAITER],
-    completion: wrappedCompletion,
-    handshake: { ready: WAITER_READY, go: WAITER_GO },
-  };
+function walls(mounts: string[] = []): Walls {
+  return new Walls(bwrap!, [...BASE, ...mounts, ...processWalls(false)], home, prctlNumber()!, 'test');
 }
 
-function run(script: string, w = wrap()): Promise<RunOutcome> {
-  const r = new Run({
-    script,
-    cwd: '/',
-    env: { PATH: '/usr/bin:/bin' },
-    umask: undefined,
-    stdoutLimit: 65536,
-    stderrLimit: 65536,
-    wrap: w,
-  });
+let shared: Walls | undefined;
+function run(script: string, w: Walls = (shared ??= walls())): Promise<RunOutcome> {
+  const launcher: RunLauncher = {
+    pgid: w.pgid,
+    launch: (s, umask, events) => w.run({ script: s, umask, cwd: '/', env: { PATH: '/usr/bin:/bin' } }, events),
+  };
+  const r = new Run({ script, cwd: '/', env: {}, umask: undefined, stdoutLimit: 65536, stderrLimit: 65536, launcher });
   r.start();
   return r.done;
 }
+afterAll(() => shared?.close());
 
-describe.skipIf(bwrap === undefined || !existsSync(PERL))('a run wrapped in bwrap and the waiter', () => {
-  it('reports the script’s own signal and exit status', async () => {
+/** Live processes whose argv is `sleep TAG` for one of the tags. */
+function sleeping(tags: readonly string[]): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const argv = readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0');
+        return argv[0] === 'sleep' && tags.includes(argv[1] ?? '');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const usable = bwrap !== undefined && existsSync(PERL) && prctlNumber() !== undefined;
+
+describe.skipIf(!usable)('a run in kept-alive walls', () => {
+  it('reports the script’s own signal and exit status, run after run in the same walls', async () => {
     expect((await run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
     expect((await run('exit 143')).completion).toEqual({ state: 'exited', exit_status: 143, signal: null });
     expect((await run('kill -KILL $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 9 });
@@ -46,15 +61,70 @@ describe.skipIf(bwrap === undefined || !existsSync(PERL))('a run wrapped in bwra
     expect([ok.stdout.toString(), ok.stderr.toString()]).toEqual(['out\n', 'err\n']);
   });
 
-  it('keeps the waiter’s descriptor from the script, and the script in its own process group', async () => {
-    const o = await run('[ -e /proc/$$/fd/3 ] && echo fd3-open; ps -o pgid= -p $$ | tr -d " "; echo $$');
-    const [pgid, pid] = o.stdout.toString().trim().split('\n');
-    expect(o.stdout.toString()).not.toContain('fd3-open');
-    expect(pgid).toBe(pid);
+  it('gives the script descriptors 0-2 only, and a session of its own', async () => {
+    const o = await run('ls /proc/$$/fd | tr "\\n" " "; echo; ps -o pgid=,sid= -p $$; echo $$');
+    const [fds, ids, pid] = o.stdout.toString().trim().split('\n');
+    expect(
+      fds!
+        .trim()
+        .split(' ')
+        .filter((f) => Number(f) > 2 && Number(f) < 200),
+    ).toEqual([]);
+    expect(ids!.trim().split(/\s+/)).toEqual([pid, pid]);
   });
 
-  it('tells a sandbox bwrap could not set up from the script’s failure: sandbox_unavailable, not run', async () => {
-    const o = await run('echo ran', wrap(['--bind', '/nonexistent-tmux-run-test', '/x']));
+  it('ends what a run left (setsid, nohup, a double fork) before it reports the end', async () => {
+    const tags = [1, 2, 3].map((i) => `700.${process.pid}${i}`);
+    const o = await run(
+      `setsid sleep ${tags[0]} & nohup sleep ${tags[1]} >/dev/null 2>&1 & (sleep ${tags[2]} &) ; echo left`,
+    );
+    expect(o.stdout.toString()).toBe('left\n');
+    expect(sleeping(tags)).toEqual([]);
+  });
+
+  it('keeps two runs apart while both run (a background run and the next one)', async () => {
+    const slow = run('sleep 0.5; echo slow');
+    const fast = await run('echo fast; echo e >&2');
+    expect([fast.stdout.toString(), fast.stderr.toString()]).toEqual(['fast\n', 'e\n']);
+    expect((await slow).stdout.toString()).toBe('slow\n');
+  });
+
+  it('closes a connection from inside the walls that names no run, and nothing of it reaches a run', async () => {
+    const forge =
+      `perl -MSocket -e 'socket(my $x, AF_UNIX, SOCK_STREAM, 0) or die; connect($x, pack_sockaddr_un("${INNER_SOCKET}")) or die "connect $!";` +
+      ` syswrite($x, ("0" x 32) . "o\\nforged\\n"); my $b; my $n = sysread($x, $b, 10); print defined $n && $n == 0 ? "closed\\n" : "open\\n"'`;
+    const o = await run(forge);
+    expect([o.stdout.toString(), o.stderr.toString()]).toEqual(['closed\n', '']);
+  });
+
+  it('stops a cancelled run with SIGTERM to its group, the walls still standing', async () => {
+    const r = new Run({
+      script: 'trap "echo term; exit 3" TERM; echo up; while :; do sleep 0.05; done',
+      cwd: '/',
+      env: {},
+      umask: undefined,
+      stdoutLimit: 65536,
+      stderrLimit: 65536,
+      launcher: {
+        pgid: shared!.pgid,
+        launch: (s, u, ev) => shared!.run({ script: s, umask: u, cwd: '/', env: {} }, ev),
+      },
+    });
+    r.start();
+    await new Promise<void>((res) => {
+      const t = setInterval(() => r.stdout.contents().toString().includes('up') && (clearInterval(t), res()), 20);
+    });
+    r.stop('cancelled');
+    const o = await r.done;
+    expect(o.reason).toBe('cancelled');
+    expect(o.stdout.toString()).toBe('up\nterm\n');
+    expect(o.completion).toEqual({ state: 'exited', exit_status: 3, signal: null });
+    expect((await run('echo still')).stdout.toString()).toBe('still\n');
+  });
+
+  it('tells walls bwrap could not set up from the script’s failure: sandbox_unavailable, not run', async () => {
+    const w = walls(['--bind', '/nonexistent-tmux-run-test', '/x']);
+    const o = await run('echo ran', w);
     expect(o.reason).toBe('sandbox_unavailable');
     expect(o.completion).toBeUndefined();
     expect(o.error).toMatch(/^bwrap: /);
@@ -68,56 +138,76 @@ describe.skipIf(bwrap === undefined || !existsSync(PERL))('a run wrapped in bwra
   });
 });
 
-// A helper SIGKILLed at once after spawning bwrap: bwrap's outer process sets its parent-death
-// signal only after it has started, and one whose parent died first is never signalled. Without
-// the waiter's handshake the sandboxed script then ran on (5 of 8 tries here, as root).
-const DIES_AT_ONCE = `
-import { Run } from './helper/runner.ts';
-import { wrappedCompletion } from './helper/sandbox.ts';
-import { findBwrap, PERL, processWalls, WAITER, WAITER_GO, WAITER_READY } from './src/os/bwrap.ts';
-const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-const wrap = { file: findBwrap({}), args: [...base, ...processWalls(false), '--', PERL, '-e', WAITER],
-  completion: wrappedCompletion, handshake: { ready: WAITER_READY, go: WAITER_GO } };
-new Run({ script: 'sleep ' + process.argv[1], cwd: '/', env: { PATH: '/usr/bin:/bin' }, umask: undefined,
-  stdoutLimit: 1024, stderrLimit: 1024, wrap }).start();
-process.kill(process.pid, 'SIGKILL');
-`;
-
-describe.skipIf(bwrap === undefined || !existsSync(PERL))('a helper that does not answer the waiter', () => {
-  it('gets sandbox_unavailable after 10 s, saying why, and the script never starts', async () => {
-    // A runner that does not know the question (an older helper) never answers it.
-    const o = await run('echo ran', { ...wrap(), handshake: { ready: 'not-this', go: WAITER_GO } });
-    expect(o.reason).toBe('sandbox_unavailable');
-    expect(o.stdout.toString()).toBe('');
-    expect(o.error).toMatch(/did not answer the sandbox .*enroll the pane again/);
+describe.skipIf(!usable)('a helper that does not answer the waiter', () => {
+  it('makes the waiter give up after 10 s, saying why, with nothing started', async () => {
+    const child = spawn(
+      bwrap!,
+      [...BASE, ...processWalls(false), '--', PERL, '-e', WALLS_WAITER, INNER_SOCKET, '157'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+      },
+    );
+    let said = '';
+    let asked = '';
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (said += c));
+    (child.stdio[3] as Duplex).setEncoding('latin1').on('data', (c: string) => (asked += c));
+    const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
+    expect(asked).toBe(WAITER_READY);
+    expect(code).toBe(125);
+    expect(said).toMatch(/did not answer the sandbox/);
   }, 30_000);
 });
 
-describe.skipIf(bwrap === undefined || !existsSync(PERL))('a helper SIGKILLed right after it spawned bwrap', () => {
-  it('leaves no sandboxed script running (the waiter starts it only on the helper’s go)', async () => {
+// A helper SIGKILLed at once after it made walls and sent them a run: bwrap's outer process sets
+// its parent-death signal only after it has started, and one whose parent died first is never
+// signalled; the waiter takes a request only after the helper's go, which proves it alive then.
+const DIES_AT_ONCE = `
+import { Walls } from './helper/sandbox/walls.ts';
+import { prctlNumber } from './helper/sandbox/waiter.ts';
+import { findBwrap, processWalls } from './src/os/bwrap.ts';
+const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const w = new Walls(findBwrap({}), [...base, ...processWalls(false)], process.argv[2], prctlNumber(), 'k');
+w.run({ script: 'sleep ' + process.argv[1], umask: undefined, cwd: '/', env: { PATH: '/usr/bin:/bin' } },
+  { output() {}, started() {}, ended() {} });
+if (process.argv[3] === 'later') setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);
+else process.kill(process.pid, 'SIGKILL');
+`;
+
+describe.skipIf(!usable)('a helper SIGKILLed right after it made walls', () => {
+  it('leaves no waiter and no run, killed at once or while the run runs', async () => {
     const tags = Array.from({ length: 8 }, (_, i) => `600.${process.pid}${i}7`);
-    for (const tag of tags) {
-      spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', DIES_AT_ONCE, tag], {
-        cwd: join(import.meta.dirname, '..', '..'),
-        stdio: 'ignore',
-      });
-    }
-    const sleeping = (): number[] =>
+    const results = tags.map((tag, i) =>
+      spawnSync(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', DIES_AT_ONCE, tag, home, i % 2 ? 'later' : 'now'],
+        {
+          cwd: join(import.meta.dirname, '..', '..'),
+          stdio: ['ignore', 'ignore', 'pipe'],
+          encoding: 'utf8',
+        },
+      ),
+    );
+    // Each helper did die of its SIGKILL (not of an error before it made the walls).
+    expect(results.map((r) => [r.signal, r.stderr])).toEqual(tags.map(() => ['SIGKILL', '']));
+    const waiters = (): number[] =>
       readdirSync('/proc')
         .filter((d) => /^\d+$/.test(d))
         .filter((d) => {
           try {
-            const argv = readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0');
-            return argv[0] === 'sleep' && tags.includes(argv[1] ?? '');
+            return (
+              readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').includes(WALLS_WAITER) &&
+              readFileSync(`/proc/${d}/cmdline`, 'latin1').includes(home)
+            );
           } catch {
             return false;
           }
         })
         .map(Number);
-    // Whatever started would be running within this time (a sandbox starts in tens of ms).
+    // Whatever started would be running within this time (walls start in tens of ms).
     await new Promise((r) => setTimeout(r, 1500));
-    const left = sleeping();
+    const left = sleeping(tags);
     for (const pid of left) process.kill(pid, 'SIGKILL');
     expect(left, 'sandboxed scripts still running after their helper was SIGKILLed').toEqual([]);
+    expect(waiters()).toEqual([]);
   }, 60_000);
 });

@@ -1,0 +1,110 @@
+// The waiter of a pane's kept-alive walls (helper/sandbox/walls.ts): a perl program that is pid 1
+// of the sandbox's namespaces for as long as the walls live, and what it and the helper say to each
+// other (pure). Perl because Debian always has it (perl-base is essential) and it costs no Node heap.
+
+/** Where the helper's socket for the runs' streams is, inside the walls (a read-only bind in the private /tmp). */
+export const INNER_DIR = '/tmp/.tmux-run-walls';
+export const INNER_SOCKET = `${INNER_DIR}/s`;
+
+/** The prctl(2) system call's number per architecture (the per-run subreaper needs it; perl-base has no syscall.ph). */
+const PRCTL: Partial<Record<string, number>> = {
+  x64: 157,
+  arm64: 167,
+  riscv64: 167,
+  loong64: 167,
+  ia32: 172,
+  arm: 172,
+  ppc64: 171,
+  s390x: 172,
+};
+export const prctlNumber = (arch: string = process.arch): number | undefined => PRCTL[arch];
+
+/**
+ * The waiter (perl -e, `--as-pid-1`), given the socket's path and prctl's number. On descriptor 3
+ * (a socket pair with the helper, close-on-exec) it writes `R` and waits for the helper's `G`
+ * (WAITER_READY in src/os/bwrap.ts: the helper was alive after bwrap set its parent-death signal),
+ * then reads requests (8 hex digits of length, then TOKEN \0 UMASK \0 CWD \0 SCRIPT \0 NAME=VALUE
+ * \0 ...) until the helper closes its end, when it exits and the kernel ends the namespace. Each
+ * request is forked: that child (the run's reaper) makes itself a subreaper (PR_SET_CHILD_SUBREAPER),
+ * connects three times to the helper's socket (`TOKENs`, `TOKENo`, `TOKENe`: status, stdout, stderr),
+ * forks /bin/sh -c SCRIPT in its own session with the exact cwd, umask and environment and the two
+ * stream sockets as descriptors 1 and 2 (stdin /dev/null, nothing else open), writes `S PID`, waits
+ * for it, then SIGKILLs whatever the run left (every orphan of the run is its child, setsid, nohup
+ * and double forks included) until it has no child at all, and only then writes `W STATUS` (the raw
+ * wait status) and exits. A chdir or exec that fails is written `C errno` / `E errno`, nothing run.
+ * As the namespace's init the waiter ignores the signals a run sends it, and SIGCHLD (its orphans,
+ * left only by a reaper that was killed, are reaped by the kernel).
+ */
+export const WALLS_WAITER = `use strict; use Socket; use POSIX ();
+my ($path, $prctl) = @ARGV;
+open(my $c, "+<&=", 3) or exit 125; fcntl($c, 2, 1) or exit 125; syswrite($c, "R") or exit 125;
+$SIG{ALRM} = sub { print STDERR "tmux-run: this pane's helper did not answer the sandbox\\n"; exit 125 }; alarm 10;
+my $g = ""; (sysread($c, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;
+$SIG{CHLD} = "IGNORE"; my $buf = "";
+sub readn { my $n = shift; while (length($buf) < $n) { my $r = sysread($c, $buf, 65536, length $buf);
+  if (!defined $r) { next if $!{EINTR}; exit 0 } exit 0 if $r == 0 } my $x = substr($buf, 0, $n); substr($buf, 0, $n) = ""; $x }
+sub kids { my @k; opendir(my $d, "/proc") or return; for my $p (readdir $d) { next unless $p =~ /^\\d+$/;
+  open(my $f, "<", "/proc/$p/stat") or next; my $l = <$f> // next; push @k, $p if $l =~ /\\) \\S+ (\\d+)/ && $1 == $$ } @k }
+sub run_one { my ($t, $um, $cwd, $script, @env) = split(/\\0/, $_[0], -1); pop @env if @env && $env[-1] eq "";
+  $SIG{CHLD} = "DEFAULT"; syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125;
+  my @s; for my $k ("s", "o", "e") { socket(my $x, AF_UNIX, SOCK_STREAM, 0) or exit 125;
+    connect($x, pack_sockaddr_un($path)) or exit 125; syswrite($x, "$t$k\\n") or exit 125; push @s, $x }
+  my ($st, $out, $err) = @s; my $p = fork; if (!defined $p) { syswrite($st, "E 11\\n"); exit 0 }
+  if (!$p) { POSIX::setsid(); umask(oct $um) if $um ne "";
+    chdir($cwd) or do { syswrite($st, "C " . ($! + 0) . "\\n"); exit 125 };
+    %ENV = map { my $i = index($_, "="); (substr($_, 0, $i), substr($_, $i + 1)) } grep { index($_, "=") > 0 } @env;
+    open(STDIN, "<", "/dev/null"); open(STDOUT, ">&", $out); open(STDERR, ">&", $err);
+    exec { "/bin/sh" } "/bin/sh", "-c", $script; syswrite($st, "E " . ($! + 0) . "\\n"); exit 127 }
+  close $out; close $err; syswrite($st, "S $p\\n"); my $w = 0;
+  while (1) { my $k = waitpid(-1, 0); if ($k == $p) { $w = $?; last } last if $k == -1 && !$!{EINTR} }
+  while (1) { my @k = kids(); if (!@k) { my $r = waitpid(-1, 1); last if $r == -1; next if $r > 0;
+      select(undef, undef, undef, 0.001); next } kill 9, @k; my $n = 0; $n++ while waitpid(-1, 1) > 0;
+    select(undef, undef, undef, 0.001) unless $n }
+  syswrite($st, "W $w\\n"); exit 0 }
+while (1) { my $req = readn(hex(readn(8))); my $p = fork;
+  if (!defined $p) { my ($t) = split(/\\0/, $req, 2); syswrite($c, "F$t\\n"); next }
+  if (!$p) { close $c; run_one($req); exit 0 } }`;
+
+/** One run's request to the waiter (latin1 strings: one character per byte). */
+export interface WaiterRequest {
+  token: string;
+  umask: number | undefined;
+  cwd: string;
+  script: string;
+  env: Readonly<Record<string, string>>;
+}
+
+/** The request as the waiter reads it: its length in 8 hex digits, then the NUL-separated fields (pure). */
+export function encodeRequest(r: WaiterRequest): Buffer {
+  const fields = [
+    r.token,
+    r.umask === undefined ? '' : r.umask.toString(8),
+    r.cwd,
+    Buffer.from(r.script, 'utf8').toString('latin1'),
+    ...Object.entries(r.env).map(([k, v]) => `${k}=${v}`),
+  ];
+  const body = Buffer.from(fields.map((f) => `${f}\0`).join(''), 'latin1');
+  return Buffer.concat([Buffer.from(body.length.toString(16).padStart(8, '0'), 'latin1'), body]);
+}
+
+/** What a run's reaper said on its status link so far (pure): its pid in the walls, a failure, the end. */
+export interface ReaperReport {
+  pid?: number;
+  failed?: string;
+  status?: number;
+}
+
+export function parseReaper(text: string): ReaperReport {
+  const r: ReaperReport = {};
+  // Only whole lines: a chunk may end inside one (`W 38` of `W 3840`).
+  for (const line of text.split('\n').slice(0, -1)) {
+    const m = /^([SCEW]) (\d{1,10})$/.exec(line);
+    if (!m) continue;
+    const n = Number(m[2]);
+    if (m[1] === 'S') r.pid = n;
+    else if (m[1] === 'W') r.status = n;
+    else
+      r.failed ??= `${m[1] === 'C' ? "the shell's current directory could not be entered" : '/bin/sh could not be executed'} (errno ${n})`;
+  }
+  return r;
+}

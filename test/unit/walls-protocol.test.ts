@@ -1,0 +1,47 @@
+// What the helper and the walls' waiter say to each other (helper/sandbox/waiter.ts, pure): a run's
+// request byte for byte, and what a run's reaper reports.
+import { describe, expect, it } from 'vitest';
+import { encodeRequest, parseReaper, prctlNumber } from '../../helper/sandbox/waiter.js';
+
+describe("the waiter's request", () => {
+  it('is 8 hex digits of length, then the NUL-terminated fields, the env bytes untouched', () => {
+    const frame = encodeRequest({
+      token: 'a'.repeat(32),
+      umask: 0o027,
+      cwd: '/w/lat\xe9n',
+      script: 'echo é',
+      env: { BAD: '\xff\xfe ok' },
+    });
+    const body = frame.subarray(8);
+    expect(frame.subarray(0, 8).toString('latin1')).toBe(body.length.toString(16).padStart(8, '0'));
+    expect(body).toEqual(
+      Buffer.concat([
+        Buffer.from(`${'a'.repeat(32)}\x0027\x00/w/lat\xe9n\x00`, 'latin1'),
+        Buffer.from('echo é\0', 'utf8'),
+        Buffer.from('BAD=\xff\xfe ok\0', 'latin1'),
+      ]),
+    );
+  });
+  it('leaves the umask empty when the shell’s is not known', () => {
+    const f = encodeRequest({ token: 't', umask: undefined, cwd: '/', script: 'true', env: {} });
+    expect(f.subarray(8).toString('latin1')).toBe('t\0\0/\0true\0');
+  });
+});
+
+describe("a reaper's report", () => {
+  it('gives the pid, then the raw status, whatever the chunks', () => {
+    expect(parseReaper('S 4\n')).toEqual({ pid: 4 });
+    expect(parseReaper('S 4\nW 3840\n')).toEqual({ pid: 4, status: 3840 });
+    expect(parseReaper('S 4\nW 38')).toEqual({ pid: 4 });
+  });
+  it('says what failed before the script started, and ignores what it does not know', () => {
+    expect(parseReaper('S 5\nC 2\nW 32000\n').failed).toMatch(/current directory could not be entered \(errno 2\)/);
+    expect(parseReaper('E 7\n').failed).toMatch(/could not be executed \(errno 7\)/);
+    expect(parseReaper('X 1\nS x\n')).toEqual({});
+  });
+  it('knows prctl on the architectures Node runs on here', () => {
+    expect(prctlNumber('x64')).toBe(157);
+    expect(prctlNumber('arm64')).toBe(167);
+    expect(prctlNumber('mips')).toBeUndefined();
+  });
+});

@@ -14,7 +14,7 @@ import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
 import type { RunOutcome } from './run/runner.js';
 import type { ShellChannel } from './shell/channel.js';
-import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
+import { clientEntry, err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
 import { reportOf } from './run/outcome.js';
@@ -163,6 +163,7 @@ export class HelperService {
         run_id: b.run_id,
         pane_id: rec.pane_id,
         script_digest: b.script_digest,
+        ...clientEntry(req),
         outcome: code,
       });
       t.send(err(code, message, b.run_id));
@@ -184,6 +185,7 @@ export class HelperService {
       ...runMode(req),
       state: 'queued',
       waiters: new Set(),
+      ...clientEntry(req),
       ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
     };
     if (held) {
@@ -196,6 +198,7 @@ export class HelperService {
         run_id: b.run_id,
         pane_id: rec.pane_id,
         script_digest: b.script_digest,
+        ...clientEntry(job),
         outcome: 'queued',
         wait_ms: req.wait_ms,
       });
@@ -281,6 +284,7 @@ export class HelperService {
       run_id: b.run_id,
       pane_id: this.d.record.pane_id,
       script_digest: b.script_digest,
+      ...clientEntry(job),
       outcome: code,
       ran: false,
       detail,

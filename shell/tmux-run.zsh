@@ -472,11 +472,13 @@ _tmux_run_approve() {
   fi
 
   # The question: what runs (escaped by the helper; anything odd left is shown as ?), cut to width.
-  local sep=$'\x1f' l key c typed=
+  local sep=$'\x1f' l key c typed= client=
   local -a text shown
   integer more
+  # Who asked, after the preview when the client named itself (escaped by the helper): a label.
+  if [[ $rest == *$'\x1e'* ]]; then client=${rest##*$'\x1e'} rest=${rest%$'\x1e'*}; fi
   shown=( "${(@ps:$sep:)rest}" )
-  _tmux_run_fit "tmux-run: an agent asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
+  _tmux_run_fit "tmux-run: an agent${client:+ (${client//[[:cntrl:]]/?})} asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
   _tmux_run_fit "  run ${run[1,8]}  sha256 ${digest[1,12]}  $bytes bytes, $nlines line${${nlines:#1}:+s}:"; text+=( $REPLY )
   for l in "${shown[@]}"; do
     _tmux_run_fit "  | ${l//[[:cntrl:]]/?}"; text+=( $REPLY )

@@ -11,7 +11,7 @@ import { procStat, procUmask } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import { Run, type RunOutcome, type RunWrap } from './runner.js';
 import type { AskResult, ShellChannel, Snapshot } from '../shell/channel.js';
-import { err, short, type Job, type StopReason } from '../queue/job.js';
+import { byClient, clientEntry, err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
@@ -116,6 +116,7 @@ export function refuseJob(
     run_id: b.run_id,
     pane_id: cx.record.pane_id,
     script_digest: b.script_digest,
+    ...clientEntry(job),
     outcome: code,
     ...detail,
   });
@@ -126,7 +127,7 @@ export function refuseJob(
 export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
   const b = job.binding;
   const rec = cx.record;
-  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
+  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest, ...clientEntry(job) };
   const refuse = (code: ErrorCode, message: string, detail?: Record<string, string>): undefined => {
     refuseJob(job, cx, code, message, detail);
     return undefined;
@@ -139,7 +140,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   job.withdraw = new AbortController();
   if (job.trace) job.trace.asked = monotonicMs();
   const answer = await cx.shell.ask(ASK_TIMEOUT_MS, {
-    run: { runId: b.run_id, digest: b.script_digest, script: job.script },
+    run: { runId: b.run_id, digest: b.script_digest, script: job.script, ...clientEntry(job) },
     signal: job.withdraw.signal,
     onAwaiting: () => {
       if (job.state !== 'queued') return;
@@ -248,7 +249,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     job.startedAt = Date.now();
     cx.emit(job, { type: 'started', run_id: b.run_id, pgid } satisfies Reply);
     cx.shell.notify(
-      `tmux-run: run ${short(b.run_id)} started${job.background ? ' in the background' : ''} (script sha256 ${b.script_digest.slice(0, 12)})`,
+      `tmux-run: run ${short(b.run_id)}${byClient(job)} started${job.background ? ' in the background' : ''} (script sha256 ${b.script_digest.slice(0, 12)})`,
     );
   }
   if (job.cancelled) run.stop('cancelled');

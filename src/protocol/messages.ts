@@ -31,11 +31,22 @@ export interface HeldRunInfo {
   stderr_bytes: number;
   outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
   background: boolean;
+  /** Who asked (src/protocol/client.ts), when the client named itself. */
+  client?: string;
 }
 
 export type Request =
   | { type: 'ping' }
-  | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean; trace?: boolean }
+  | {
+      type: 'run';
+      binding: Binding;
+      token: string;
+      script: string;
+      progress: boolean;
+      trace?: boolean;
+      /** Who asked: the MCP client's `name version` (src/protocol/client.ts); a label, not an identity. */
+      client?: string;
+    }
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
   | {
       type: 'start';
@@ -48,6 +59,7 @@ export type Request =
       overflow?: Overflow;
       /** Once spawned, the run gives up the pane's queue (overflow is then tail). */
       background?: boolean;
+      client?: string;
     }
   | { type: 'cancel'; run_id: string; reason?: string }
   | {

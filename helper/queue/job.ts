@@ -10,6 +10,8 @@ import type {
   Reply,
   RunState,
   StreamTail,
+  WatchApproval,
+  WatchEvent,
 } from '../../src/protocol/messages.js';
 import type { Binding } from '../../src/protocol/token.js';
 import type { ErrorCode } from '../../src/protocol/errors.js';
@@ -64,6 +66,11 @@ export interface Job {
   withdraw?: AbortController;
   /** Who asked: the MCP client's `name version` (src/protocol/client.ts), when it named itself. */
   client?: string;
+  /** How the run was let through and the walls it runs in, once dispatched (the watch feed shows them). */
+  approval?: WatchApproval;
+  sandbox?: string;
+  /** Its start as the watch feed sent it (helper/watch/feed.ts), kept to replay it. */
+  watchStart?: WatchEvent;
 }
 
 export type StopReason =

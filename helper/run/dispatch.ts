@@ -177,6 +177,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       ...(answer.approval === 'remembered' ? { always: true } : {}),
     });
   }
+  job.approval = answer.approval;
   const { cwd, env } = answer.snapshot;
   try {
     if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
@@ -194,6 +195,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     const asked = answer.snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
     return refuse('sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
   }
+  job.sandbox = walls.value;
   // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
   // whoever finds it dead stop the run (src/broker/orphans.ts).
   try {

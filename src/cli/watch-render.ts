@@ -25,11 +25,17 @@ const clock = (ms: number): string => {
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 };
 
-/** `text` cut to `width` characters (its last three become `...` when cut). */
+/** `text` cut to `width` characters (its last three become `...` when cut, never half an `\xHH` escape). */
 export function cutTo(text: string, width: number): string {
   const chars = Array.from(text);
   if (chars.length <= width) return text;
-  return width <= 3 ? chars.slice(0, width).join('') : chars.slice(0, width - 3).join('') + '...';
+  if (width <= 3) return chars.slice(0, width).join('');
+  return (
+    chars
+      .slice(0, width - 3)
+      .join('')
+      .replace(/\\(x[0-9a-f]?|u(\{[0-9a-f]*)?)?$/, '') + '...'
+  );
 }
 
 /** A duration as a person reads it. */
@@ -62,11 +68,13 @@ export class WatchRenderer {
     const head = `${clock(at)} ${pane} ${runId.slice(0, 8)} `;
     const tagged = `${tag.padEnd(7)} `;
     const shown = cutTo(head + tagged + visibleLine(text), this.width);
-    // Colour goes around pieces of the cut line; the text itself was escaped before it was cut.
-    const rest = shown.slice(head.length + tagged.length);
-    return shown.length < head.length + tagged.length
-      ? shown
-      : paint(this.io as Io, 'dim', head) + paint(this.io as Io, color, tagged) + rest;
+    // Colour goes around the pieces of the cut line (head and tag are ASCII); the text was escaped before it was cut.
+    const n = head.length;
+    return (
+      paint(this.io as Io, 'dim', shown.slice(0, n)) +
+      paint(this.io as Io, color, shown.slice(n, n + tagged.length)) +
+      shown.slice(n + tagged.length)
+    );
   }
 
   /** A pane's feed began (`watching`) or ended (`gone`). */

@@ -77,6 +77,16 @@ describe('tmux-run watch', () => {
     expect(mine.at(-1)).toMatch(/ end +exited 0 after \d\.\d s \(34 bytes of stdout, 0 of stderr\)$/);
   });
 
+  it('picks up a pane enrolled later, and shows its background runs', async () => {
+    const later = await enrolledPane(server, { env: { TMUX_RUN_NOTIFY: 'off' } });
+    await watcher.waitFor((s) => s.includes(`${later.listing.pane_id} watching this pane`));
+    const r = await start(mcp, later.listing, 'echo from-the-background', { background: true });
+    const id8 = (r.data.authorization.run_id as string).slice(0, 8);
+    const screen = await watcher.waitFor((s) => s.includes(`${later.listing.pane_id} ${id8} end `));
+    expect(screen).toMatch(new RegExp(`${later.listing.pane_id} ${id8} start .*; in the background$`, 'm'));
+    expect(screen).toMatch(new RegExp(`${later.listing.pane_id} ${id8} out +from-the-background$`, 'm'));
+  });
+
   it('shows a refusal', async () => {
     await on.pane.type('echo half-typed', { enter: false });
     const r = await callRun(mcp.client, on.listing, 'echo never');

@@ -31,6 +31,7 @@ import { tmuxBinary, zshBinary } from '../test/support/tmux-command.js';
 import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
+import { watchCost, watchCostLines, type WatchCost } from './bench-watch.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -394,6 +395,8 @@ interface Metrics {
   enroll_cost: EnrollCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
+  /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
+  watch?: WatchCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -623,6 +626,8 @@ try {
     progress(`sandboxed true beside a plain one: ${N.rtt} each, alternating, on two other panes`);
     m.sandbox = await sandboxBench(c, listings[1]!, server, N.rtt);
   } else progress('no bwrap: the sandboxed runs are not measured');
+  progress('a 10 MB run: nobody watching, a live watcher, a stopped one (alternating)');
+  m.watch = await watchCost(server, c, listings[2]!, QUICK ? 1 : 5);
 
   // The same three runs through a broker that traces every call, to see where their time goes.
   progress(`traced runs (TMUX_RUN_TRACE): ${N.rtt} of true, ${N.big} of ${MID} and of ${BIG} bytes`);
@@ -785,6 +790,7 @@ function report(m: Metrics): void {
       `| sandboxed pane's helper RSS (MB): before its first sandboxed run / after them | ${mb(sb.helper_rss_kb_before)} / ${mb(sb.helper_rss_kb_after)} | | |`,
     );
   }
+  if (m.watch) lines.push(...watchCostLines(m.watch));
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
   else {

@@ -32,6 +32,7 @@ import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 import { watchCost, watchCostLines, type WatchCost } from './bench-watch.js';
+import { promptCost, promptCostLines, type PromptCost } from './bench-zsh.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -397,6 +398,8 @@ interface Metrics {
   sandbox?: SandboxMetrics;
   /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
   watch?: WatchCost;
+  /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench-zsh.ts). */
+  prompt_cost?: PromptCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -492,6 +495,8 @@ try {
   m.enroll_ms = stats(enrollMs);
   progress('what enrolling costs the shell: source, first prompt, hooks, helper memory (fresh panes)');
   m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
+  progress('first prompt and first command, minimal and with plugins, without the snippet, before and after');
+  m.prompt_cost = await promptCost(server, QUICK ? 2 : 10, runRootDir);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -790,6 +795,7 @@ function report(m: Metrics): void {
       `| sandboxed pane's helper RSS (MB): before its first sandboxed run / after them | ${mb(sb.helper_rss_kb_before)} / ${mb(sb.helper_rss_kb_after)} | | |`,
     );
   }
+  if (m.prompt_cost) lines.push(...promptCostLines(m.prompt_cost));
   if (m.watch) lines.push(...watchCostLines(m.watch));
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');

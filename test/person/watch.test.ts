@@ -14,6 +14,9 @@ import { CLI_BIN, productEnv } from '../support/product.js';
 import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
+import { authorizeHeld } from '../../src/broker/authorize.js';
+import { connectHelper, exchange } from '../../src/broker/helper-client.js';
+import type { Reply } from '../../src/protocol/messages.js';
 
 /** Starts a run with tmux_run_start and returns its id and final result (after wait_ms). */
 async function start(mcp: McpHandle, listing: PaneListing, script: string, extra: object = {}): Promise<any> {
@@ -168,6 +171,19 @@ describe('tmux-run watch', () => {
     expect(seen + missed.reduce((n, e) => n + (e.bytes as number), 0)).toBe(10485760);
     expect(seen).toBeLessThan(10485760 / 2);
     expect(mine.at(-1)).toMatchObject({ event: 'end', ok: true, stdout_bytes: 10485760 });
+  });
+
+  it('a watch request not signed with the enrollment secret is refused and its link closed', async () => {
+    const rec = recordOf(server, on.listing);
+    const t = await connectHelper(rec.socket);
+    const x = exchange(t);
+    const replies: Reply[] = [];
+    const closed = new Promise<void>((r) => (x.onclose = () => r()));
+    x.onreply = (r) => replies.push(r);
+    const auth = authorizeHeld(rec, 'watch', '');
+    x.send({ type: 'watch', auth: { ...auth, token: auth.token.replace(/^./, (c) => (c === '0' ? '1' : '0')) } });
+    await closed;
+    expect(replies).toMatchObject([{ type: 'error', code: 'unauthorized' }]);
   });
 
   it.skipIf(process.getuid?.() !== 0)(

@@ -98,8 +98,17 @@ class Session {
 
   private scan(): void {
     const o = this.o;
-    const dir = o.dir ?? existingRegistryDir(this.io.env);
-    const recs = dir === undefined ? [] : scanRecords(dir).filter((r) => o.pane === undefined || r.pane_id === o.pane);
+    let dir: string | undefined;
+    let recs: EnrollmentRecord[];
+    try {
+      dir = o.dir ?? existingRegistryDir(this.io.env);
+      recs = dir === undefined ? [] : scanRecords(dir).filter((r) => o.pane === undefined || r.pane_id === o.pane);
+    } catch (e) {
+      // The registry became unsafe (or unreadable) while watching: say so once, and stop.
+      this.io.err(`tmux-run: ${escapeControls((e as Error).message)}\n`);
+      this.finish(1);
+      return;
+    }
     for (const rec of recs) if (!this.tried.has(rec.enrollment_generation)) this.link(rec, dir!);
     if (o.run !== undefined && this.tried.size === 0) {
       this.io.err(`tmux-run: no pane${o.pane ? ` ${o.pane}` : ''} is enrolled, so no helper holds run ${o.run}\n`);

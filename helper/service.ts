@@ -1,9 +1,9 @@
 // The helper's service, the coordinator: it takes each request off its link, keeps the queue (runs
 // one at a time, in arrival order, in the shell's current state), and settles every job exactly
 // once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
-// progress (waiters.ts), requests about held runs (held-requests.ts), one job's dispatch up to its
-// run's end (dispatch.ts), the run's report (outcome.ts), the collection hint (gc-hint.ts).
-import { readlinkSync } from 'node:fs';
+// progress (waiters.ts), a request's admission (admission.ts), requests about held runs
+// (held-requests.ts), one job's dispatch up to its run's end (dispatch.ts), the run's report
+// (outcome.ts), the watch feed (watch/), the answer to a ping (pong.ts), the collection hint (gc-hint.ts).
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type Reply, type Request } from '../src/protocol/messages.js';
 import type { RunJournal } from '../src/enrollment/run-journal.js';
@@ -14,14 +14,18 @@ import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
 import type { RunOutcome } from './run/runner.js';
 import type { Shell } from './shell/shell.js';
-import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
-import { checkRun, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { clientEntry, err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
+import { revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
 import { reportOf } from './run/outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './queue/waiters.js';
 import { list, output, waitOrCancel, type HeldContext } from './queue/held-requests.js';
-import { BackgroundRuns, runMode } from './queue/background.js';
+import { BackgroundRuns } from './queue/background.js';
+import { pongOf } from './pong.js';
+import { WatchFeed } from './watch/feed.js';
+import { serveWatch, type WatchContext } from './watch/request.js';
+import { admit, type AdmissionContext } from './queue/admission.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -50,6 +54,10 @@ export class HelperService {
   private readonly gc = new GcHint();
   private readonly cx: DispatchContext;
   private readonly heldCx: HeldContext;
+  /** The person's live view (tmux-run watch): every watcher of this pane. */
+  private readonly watch: WatchFeed;
+  private readonly watchCx: WatchContext;
+  private readonly admission: AdmissionContext;
 
   constructor(private readonly d: ServiceDeps) {
     this.cx = {
@@ -59,6 +67,7 @@ export class HelperService {
       settleUnstarted: (job, code, message, why) => this.settleUnstarted(job, code, message, why),
       emit: (job, reply) => {
         this.waiters.emit(job, reply);
+        if (reply.type === 'started') this.watch.started(job);
         if (reply.type === 'started' && job.background) this.release(job);
       },
       sendProgress: (job) => this.waiters.sendProgress(job),
@@ -69,6 +78,21 @@ export class HelperService {
       waiters: this.waiters,
       cancel: (job, byPerson) => this.cancel(job, byPerson ? 'stopped_by_person' : 'cancel_requested'),
     };
+    this.watch = new WatchFeed(d.record.pane_id);
+    this.watchCx = { ...d, feed: this.watch, jobs: () => this.jobs() };
+    this.admission = { ...d, ended: () => this.ended, used: this.used, held: this.held, watch: this.watch };
+  }
+
+  /** Every job this helper knows: held ones, the current one, background ones, queued ones. */
+  private jobs(): Job[] {
+    return [
+      ...new Set([
+        ...this.held.list(),
+        ...(this.current ? [this.current] : []),
+        ...this.background.all(),
+        ...this.queue,
+      ]),
+    ];
   }
 
   /** Serves one connection: every request gets exactly one final reply. */
@@ -88,6 +112,7 @@ export class HelperService {
       // The caller is gone (cancelled, or its server died): its runs stop, queued ones never
       // start. A held run is nobody's: its waiters just stop waiting.
       this.waiters.close(t, (job) => this.cancel(job, 'caller_gone'));
+      this.watch.drop(t);
     };
   }
 
@@ -98,26 +123,9 @@ export class HelperService {
 
   private handle(req: Request, t: Transport, received = monotonicMs()): Job | undefined {
     switch (req.type) {
-      case 'ping': {
-        let cwd: string | null;
-        try {
-          cwd = readlinkSync(`/proc/${this.d.record.shell_pid}/cwd`);
-        } catch {
-          cwd = null;
-        }
-        t.send({
-          type: 'pong',
-          pid: process.pid,
-          shell_pid: this.d.record.shell_pid,
-          state: this.state(),
-          cwd,
-          queued: this.queue.length,
-          generation: this.d.record.generation,
-          mode: this.d.shell.mode,
-          sandbox: this.d.shell.sandbox ?? 'unknown',
-        } satisfies Reply);
+      case 'ping':
+        t.send(pongOf(this.d.record, this.d.shell, this.state(), this.queue.length));
         return undefined;
-      }
       case 'revoke': {
         if (!revokeAuthorized(req, this.d.record, this.d.secret, Date.now())) {
           t.send(err('unauthorized', 'the revocation is not signed for this enrollment'));
@@ -151,55 +159,16 @@ export class HelperService {
       case 'output':
         output(req, t, this.heldCx);
         return undefined;
+      case 'watch':
+        serveWatch(req, t, this.watchCx);
+        return undefined;
     }
   }
 
   private accept(req: Extract<Request, { type: 'run' | 'start' }>, t: Transport, received: number): Job | undefined {
-    const b = req.binding;
-    const rec = this.d.record;
-    const refuse = (code: ErrorCode, message: string): undefined => {
-      this.d.audit.tryAppend({
-        event: 'refused',
-        run_id: b.run_id,
-        pane_id: rec.pane_id,
-        script_digest: b.script_digest,
-        outcome: code,
-      });
-      t.send(err(code, message, b.run_id));
-      return undefined;
-    };
-    if (this.ended) return refuse('shell_exited', 'the enrolled shell has exited');
-    const now = Date.now();
-    const refusal = checkRun(req, rec, this.d.secret, now);
-    if (refusal) return refuse(refusal.code, refusal.message);
-    if (!this.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
-    if (!this.d.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
-    const held = req.type === 'start';
-    const job: Job = {
-      binding: b,
-      script: req.script,
-      queuedAt: now,
-      cancelled: false,
-      held,
-      ...runMode(req),
-      state: 'queued',
-      waiters: new Set(),
-      ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
-    };
-    if (held) {
-      this.held.add(job);
-      // Noted so that a helper killed before the run starts still leaves its outcome to the audit trail.
-      this.d.journal.tryNote({ k: 'held', run_id: b.run_id, digest: b.script_digest, at: now }, this.d.log);
-      job.journaled = true;
-      this.d.audit.tryAppend({
-        event: 'held',
-        run_id: b.run_id,
-        pane_id: rec.pane_id,
-        script_digest: b.script_digest,
-        outcome: 'queued',
-        wait_ms: req.wait_ms,
-      });
-    }
+    const job = admit(req, t, received, this.admission);
+    if (!job) return undefined;
+    const b = job.binding;
     this.queue.push(job);
     t.send({
       type: 'queued',
@@ -207,7 +176,11 @@ export class HelperService {
       position: this.queue.length - 1 + (this.current ? 1 : 0),
     } satisfies Reply);
     if (job.trace) job.trace.queued = monotonicMs();
-    this.waiters.add(job, { t, progress: req.progress, owner: !held }, held ? req.wait_ms : undefined);
+    this.waiters.add(
+      job,
+      { t, progress: req.progress, owner: !job.held },
+      req.type === 'start' ? req.wait_ms : undefined,
+    );
     void this.pump();
     return job;
   }
@@ -227,6 +200,7 @@ export class HelperService {
       (reply as { trace?: Stamps }).trace = job.trace;
     }
     this.waiters.finish(job, reply);
+    this.watch.settled(job, reply);
   }
 
   private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone'): void {
@@ -281,6 +255,7 @@ export class HelperService {
       run_id: b.run_id,
       pane_id: this.d.record.pane_id,
       script_digest: b.script_digest,
+      ...clientEntry(job),
       outcome: code,
       ran: false,
       detail,

@@ -33,6 +33,8 @@ import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
 import { wallsBench, wallsBenchLines, type WallsBench } from './bench-walls.js';
+import { watchCost, watchCostLines, type WatchCost } from './bench-watch.js';
+import { promptCost, promptCostLines, type PromptCost } from './bench-zsh.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -400,6 +402,10 @@ interface Metrics {
   sandbox?: SandboxMetrics;
   /** The spawn path and the sandbox, the base tree against this one in one process (scripts/bench-walls.ts). */
   walls?: WallsBench;
+  /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
+  watch?: WatchCost;
+  /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench-zsh.ts). */
+  prompt_cost?: PromptCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -497,6 +503,8 @@ try {
   m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
   progress('fish panes: source, first prompt, a run (fresh fish panes)');
   m.fish_cost = await fishCost(scope, QUICK ? 3 : 10);
+  progress('first prompt and first command, minimal and with plugins, without the snippet, before and after');
+  m.prompt_cost = await promptCost(server, QUICK ? 2 : 10, runRootDir);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -635,6 +643,8 @@ try {
     progress('spawn and sandbox, the tree before and after, alternating in one process (scripts/bench-walls.ts)');
     m.walls = await wallsBench(QUICK ? 20 : 100);
   }
+  progress('a 10 MB run: nobody watching, a live watcher, a stopped one (alternating)');
+  m.watch = await watchCost(server, c, listings[2]!, QUICK ? 1 : 5);
 
   // The same three runs through a broker that traces every call, to see where their time goes.
   progress(`traced runs (TMUX_RUN_TRACE): ${N.rtt} of true, ${N.big} of ${MID} and of ${BIG} bytes`);
@@ -799,6 +809,8 @@ function report(m: Metrics): void {
     );
   }
   if (m.walls) lines.push('', ...wallsBenchLines(m.walls));
+  if (m.prompt_cost) lines.push(...promptCostLines(m.prompt_cost));
+  if (m.watch) lines.push(...watchCostLines(m.watch));
   const t = [m.trace.true, m.trace.mid, m.trace.big];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
   else {

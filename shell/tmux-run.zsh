@@ -58,6 +58,8 @@ _tmux_run_enroll() {
     print -ru2 -- "tmux-run: not enrolled: this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     return 1
   fi
+  # Its start waits for the first prompt (sourced twice in start-up files, say): it goes on, silently.
+  [[ -n $_tmux_run_deferred ]] && return 0
   if [[ -n $_tmux_run_helper_pid ]] && kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
     [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
@@ -124,9 +126,62 @@ _tmux_run_enroll() {
   # What an earlier enrollment of this shell (this pid) left: the log of a helper that failed.
   zf_rm -f -- $dir/ch.$$.<->.*(N) 2>/dev/null
   local base=$dir/ch.$$.$RANDOM$RANDOM
+  # Sourced from a start-up file (.zshrc: no command read at a prompt yet), the helper starts once
+  # the line editor first waits for a key, that is once the first prompt is drawn, so that Node's
+  # start does not compete with the shell's own (nor with the plugins' first work). Sourced at a
+  # prompt, it starts at once.
+  if [[ ${zsh_eval_context[1]} != toplevel ]] && _tmux_run_defer $base $node $main; then
+    return 0
+  fi
+  _tmux_run_spawn $base $node $main
+}
+
+# _tmux_run_defer BASE NODE MAIN: the helper's start waits for the line editor: a zle -F handler
+# on /dev/null (always readable) runs as soon as zle waits for input, after the first prompt is
+# drawn. ^C meanwhile abandons the enrollment, as during the start itself. Returns 1 when it
+# cannot wait (the start then happens at once).
+_tmux_run_defer() {
+  emulate -L zsh
+  local fd=
+  sysopen -r -o cloexec -u fd -- /dev/null 2>/dev/null || return 1
+  typeset -g _tmux_run_deferred=$fd _tmux_run_base=$1 _tmux_run_node=$2 _tmux_run_main=$3
+  zle -N _tmux_run_deferred_start
+  zle -F -w $fd _tmux_run_deferred_start
+  _tmux_run_trap_int
+  return 0
+}
+
+# _tmux_run_deferred_start: the zle -F widget of _tmux_run_defer, called once: the first prompt is
+# drawn, the helper starts now (a failure is said above the prompt, once).
+_tmux_run_deferred_start() {
+  emulate -L zsh
+  local base=$_tmux_run_base node=$_tmux_run_node main=$_tmux_run_main
+  _tmux_run_undefer
+  _tmux_run_spawn $base $node $main && return 0
+  _tmux_run_untrap_int
+  unset _tmux_run_base _tmux_run_node
+  return 0
+}
+
+# _tmux_run_undefer: a start that waited is no longer waiting (it starts, or the enrollment ends).
+_tmux_run_undefer() {
+  emulate -L zsh
+  [[ -n $_tmux_run_deferred ]] || return 0
+  zle -F $_tmux_run_deferred 2>/dev/null
+  { exec {_tmux_run_deferred}<&- } 2>/dev/null
+  unset _tmux_run_deferred _tmux_run_main
+  return 0
+}
+
+# _tmux_run_spawn BASE NODE MAIN: makes the shell channel (two FIFOs), starts the helper, and
+# registers the handler and hooks. Returns 0 when the helper was started, 1 (said) otherwise.
+_tmux_run_spawn() {
+  emulate -L zsh
+  setopt local_options no_bg_nice extended_glob
+  local base=$1 node=$2 main=$3 dir=${1:h}
   if ! command mkfifo -m 600 -- $base.req $base.rsp 2>/dev/null; then
     zf_rm -f -- $base.req $base.rsp 2>/dev/null
-    print -ru2 -- "tmux-run: not enrolled: cannot create the shell channel in $dir"
+    _tmux_run_say "tmux-run: not enrolled: cannot create the shell channel in $dir"
     return 1
   fi
   local req= rsp=
@@ -137,7 +192,7 @@ _tmux_run_enroll() {
     [[ -n $req ]] && exec {req}<&-
     [[ -n $rsp ]] && exec {rsp}<&-
     zf_rm -f -- $base.req $base.rsp $base.log 2>/dev/null
-    print -ru2 -- "tmux-run: not enrolled: cannot open the shell channel in $dir"
+    _tmux_run_say "tmux-run: not enrolled: cannot open the shell channel in $dir"
     return 1
   fi
 
@@ -214,6 +269,11 @@ _tmux_run_untrap_int() {
 _tmux_run_interrupted() {
   emulate -L zsh
   _tmux_run_untrap_int
+  if [[ -n $_tmux_run_deferred ]]; then
+    _tmux_run_teardown
+    _tmux_run_say "tmux-run: not enrolled: interrupted while the helper was starting"
+    return 0
+  fi
   [[ -n $_tmux_run_helper_pid && -z $_tmux_run_generation ]] || return 0
   local pid=$_tmux_run_helper_pid
   kill -TERM $pid 2>/dev/null
@@ -472,11 +532,13 @@ _tmux_run_approve() {
   fi
 
   # The question: what runs (escaped by the helper; anything odd left is shown as ?), cut to width.
-  local sep=$'\x1f' l key c typed=
+  local sep=$'\x1f' l key c typed= client=
   local -a text shown
   integer more
+  # Who asked, after the preview when the client named itself (escaped by the helper): a label.
+  if [[ $rest == *$'\x1e'* ]]; then client=${rest##*$'\x1e'} rest=${rest%$'\x1e'*}; fi
   shown=( "${(@ps:$sep:)rest}" )
-  _tmux_run_fit "tmux-run: an agent asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
+  _tmux_run_fit "tmux-run: an agent${client:+ (${client//[[:cntrl:]]/?})} asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
   _tmux_run_fit "  run ${run[1,8]}  sha256 ${digest[1,12]}  $bytes bytes, $nlines line${${nlines:#1}:+s}:"; text+=( $REPLY )
   for l in "${shown[@]}"; do
     _tmux_run_fit "  | ${l//[[:cntrl:]]/?}"; text+=( $REPLY )
@@ -640,6 +702,8 @@ _tmux_run_sweep() {
 # own files when it ends; removing them here as well covers a helper that was killed and could not.
 _tmux_run_teardown() {
   emulate -L zsh
+  _tmux_run_undefer
+  zle -D _tmux_run_deferred_start 2>/dev/null
   # (Never `exec {fd}<&- 2>/dev/null`: with exec, that would send the shell's stderr to
   # /dev/null for good. The braces keep the redirection to the group.)
   if [[ -n $_tmux_run_req_fd ]]; then
@@ -664,6 +728,11 @@ _tmux_run_teardown() {
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
 tmux_run_unenroll() {
   emulate -L zsh
+  if [[ -n $_tmux_run_deferred ]]; then
+    _tmux_run_teardown
+    print -r -- "tmux-run: pane $TMUX_PANE unenrolled"
+    return 0
+  fi
   if [[ -z $_tmux_run_helper_pid ]]; then
     print -ru2 -- "tmux-run: this shell is not enrolled"
     return 1

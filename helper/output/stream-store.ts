@@ -7,6 +7,9 @@ export class StreamStore {
   private chunks: Buffer[] = [];
   private held = 0;
 
+  /** Called with each chunk and its offset as it is counted (the watch feed: helper/watch/feed.ts). */
+  onAppend?: (chunk: Buffer, from: number) => void;
+
   constructor(readonly capacity: number) {}
 
   /** Offset of the oldest byte still kept (0 until the stream passed its capacity). */
@@ -16,6 +19,7 @@ export class StreamStore {
 
   /** Counts a chunk and keeps it, dropping the oldest bytes over the capacity. */
   append(chunk: Buffer): void {
+    this.onAppend?.(chunk, this.total);
     this.total += chunk.length;
     if (chunk.length >= this.capacity) {
       // Copied, so that the bytes dropped do not stay alive behind a view of them.

@@ -10,10 +10,13 @@ import type {
   Reply,
   RunState,
   StreamTail,
+  WatchApproval,
+  WatchEvent,
 } from '../../src/protocol/messages.js';
 import type { Binding } from '../../src/protocol/token.js';
 import type { ErrorCode } from '../../src/protocol/errors.js';
 import { TAIL_BYTES } from '../../src/protocol/limits.js';
+import { shownClient } from '../../src/protocol/client.js';
 import type { Stamps } from '../../src/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
 import type { Run } from '../run/runner.js';
@@ -61,6 +64,13 @@ export interface Job {
   run?: Run;
   /** Withdraws the question put to the shell for this job, if one is pending. */
   withdraw?: AbortController;
+  /** Who asked: the MCP client's `name version` (src/protocol/client.ts), when it named itself. */
+  client?: string;
+  /** How the run was let through and the walls it runs in, once dispatched (the watch feed shows them). */
+  approval?: WatchApproval;
+  sandbox?: string;
+  /** Its start as the watch feed sent it (helper/watch/feed.ts), kept to replay it. */
+  watchStart?: WatchEvent;
 }
 
 export type StopReason =
@@ -81,6 +91,13 @@ export const stopDetail = (job: Pick<Job, 'cancelReason'>, why: StopReason): str
 
 /** A run id as notices show it. */
 export const short = (id: string): string => id.slice(0, 8);
+
+/** Who asked, as a notice says it after the run id (` by NAME VERSION`, escaped), or nothing. */
+export const byClient = (job: { client?: string }): string => (job.client ? ` by ${shownClient(job.client)}` : '');
+
+/** Who asked, for an audit entry (`client`), or nothing when the client gave no name. */
+export const clientEntry = (job: { client?: string }): { client?: string } =>
+  job.client ? { client: job.client } : {};
 
 /** An error reply; `ran` false (the script never started) makes the broker say "nothing was run" after the message. */
 export function err(code: ErrorCode, message: string, run_id?: string, ran = false): ErrorReply {
@@ -145,6 +162,7 @@ export function info(job: Job): HeldRunInfo {
     held_until: HeldRuns.heldUntil(job),
     ...outputBytes(job),
     background: job.background,
+    ...clientEntry(job),
     outcome: f
       ? {
           ok: f.type === 'done',

@@ -13,7 +13,7 @@ import { Run, type RunLauncher, type RunOutcome } from './runner.js';
 import type { AskResult, Shell, Snapshot } from '../shell/shell.js';
 import { cwdPath } from '../shell/snapshot.js';
 import { envRefusal } from './exact-exec.js';
-import { err, short, type Job, type StopReason } from '../queue/job.js';
+import { byClient, clientEntry, err, short, type Job, type StopReason } from '../queue/job.js';
 
 /** How long the shell's line editor has to answer before the shell counts as busy. */
 export const ASK_TIMEOUT_MS = 1000;
@@ -134,6 +134,7 @@ export function refuseJob(
     run_id: b.run_id,
     pane_id: cx.record.pane_id,
     script_digest: b.script_digest,
+    ...clientEntry(job),
     outcome: code,
     ...detail,
   });
@@ -144,7 +145,7 @@ export function refuseJob(
 export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
   const b = job.binding;
   const rec = cx.record;
-  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
+  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest, ...clientEntry(job) };
   const refuse = (code: ErrorCode, message: string, detail?: Record<string, string>): undefined => {
     refuseJob(job, cx, code, message, detail);
     return undefined;
@@ -157,7 +158,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   job.withdraw = new AbortController();
   if (job.trace) job.trace.asked = monotonicMs();
   const answer = await cx.shell.ask(ASK_TIMEOUT_MS, {
-    run: { runId: b.run_id, digest: b.script_digest, script: job.script },
+    run: { runId: b.run_id, digest: b.script_digest, script: job.script, ...clientEntry(job) },
     signal: job.withdraw.signal,
     onAwaiting: () => {
       if (job.state !== 'queued') return;
@@ -194,6 +195,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       ...(answer.approval === 'remembered' ? { always: true } : {}),
     });
   }
+  job.approval = answer.approval;
   const { cwd, env } = answer.snapshot;
   try {
     if (!statSync(cwdPath(answer.snapshot)).isDirectory()) throw new Error('not a directory');
@@ -213,6 +215,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     const asked = answer.snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
     return refuse('sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
   }
+  job.sandbox = walls.value;
   // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
   // whoever finds it dead stop the run (src/broker/orphans.ts).
   try {
@@ -269,7 +272,7 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     job.startedAt = Date.now();
     cx.emit(job, { type: 'started', run_id: b.run_id, pgid } satisfies Reply);
     cx.shell.notify(
-      `tmux-run: run ${short(b.run_id)} started${job.background ? ' in the background' : ''} (script sha256 ${b.script_digest.slice(0, 12)})`,
+      `tmux-run: run ${short(b.run_id)}${byClient(job)} started${job.background ? ' in the background' : ''} (script sha256 ${b.script_digest.slice(0, 12)})`,
     );
   }
   if (job.cancelled) run.stop('cancelled');

@@ -4,7 +4,7 @@ import type { Reply, Truncation } from '../../src/protocol/messages.js';
 import type { Binding } from '../../src/protocol/token.js';
 import type { AuditEntry } from '../../src/audit/audit-log.js';
 import type { RunOutcome } from './runner.js';
-import { err, short, STOP_DETAIL, stopDetail, type StopReason } from '../queue/job.js';
+import { byClient, clientEntry, err, short, STOP_DETAIL, stopDetail, type StopReason } from '../queue/job.js';
 import { characterStart } from '../output/stream-window.js';
 
 /**
@@ -28,6 +28,8 @@ export interface Reported {
   cancelReason?: string;
   /** Started with background: true (its notice says so). */
   background?: boolean;
+  /** Who asked (its notice and the end entry say so). */
+  client?: string;
 }
 
 export interface Report {
@@ -65,6 +67,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     run_id: b.run_id,
     pane_id: paneId,
     script_digest: b.script_digest,
+    ...clientEntry(job),
     outcome,
     // /bin/sh that could not be started ran nothing: the trail says what the reply says.
     ran: reply.type === 'done' || (reply.type === 'error' && reply.ran),
@@ -75,7 +78,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     stderr_bytes: o.stderrBytes,
     duration_ms: o.durationMs,
   };
-  const notice = `tmux-run: run ${short(b.run_id)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
+  const notice = `tmux-run: run ${short(b.run_id)}${byClient(job)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
   return { reply, end, notice };
 
   function replyOf(): Reply {

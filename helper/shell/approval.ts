@@ -7,6 +7,8 @@ export const PREVIEW_LINES = 5;
 export const PREVIEW_CHARS = 200;
 /** The separator between preview lines on the channel: a control character, so escaped text never holds it. */
 export const PREVIEW_SEPARATOR = '\x1f';
+/** What comes before who asked, after the preview (a control character too). */
+export const CLIENT_SEPARATOR = '\x1e';
 /** The longest wait for the person the shell may ask for (TMUX_RUN_APPROVE_TIMEOUT), in seconds. */
 export const MAX_APPROVAL_S = 86400;
 /** How much longer than the person's timeout the helper waits for the shell's answer. */
@@ -17,10 +19,12 @@ export interface RunDetails {
   runId: string;
   digest: string;
   script: string;
+  /** Who asked (src/protocol/client.ts), when the client named itself. */
+  client?: string;
 }
 
 /** One shown line: escaped so that nothing in it acts on the terminal or hides, then cut. */
-function previewLine(line: string): string {
+export function previewLine(line: string): string {
   let out = '';
   for (const ch of line) {
     const shown = visibleLine(ch);
@@ -30,13 +34,20 @@ function previewLine(line: string): string {
   return out;
 }
 
+/** The first lines of a script as the person is shown them (escaped, cut), and how many lines it has. */
+export function scriptPreview(script: string): { shown: string[]; lines: number } {
+  const lines = script.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return { shown: lines.slice(0, PREVIEW_LINES).map(previewLine), lines: lines.length };
+}
+
 /**
  * The body of the `P` line the helper sends once the shell is asking: `RUNID DIGEST BYTES LINES
- * PREVIEW`, where PREVIEW is the first lines of the script, escaped, joined by PREVIEW_SEPARATOR.
+ * PREVIEW[CLIENT_SEPARATOR CLIENT]`, where PREVIEW is the first lines of the script, escaped,
+ * joined by PREVIEW_SEPARATOR, and CLIENT who asked (escaped, cut), when the client named itself.
  */
 export function previewFields(d: RunDetails): string {
-  const lines = d.script.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  const shown = lines.slice(0, PREVIEW_LINES).map(previewLine).join(PREVIEW_SEPARATOR);
-  return `${d.runId} ${d.digest} ${Buffer.byteLength(d.script, 'utf8')} ${lines.length} ${shown}`;
+  const { shown, lines } = scriptPreview(d.script);
+  const who = d.client ? `${CLIENT_SEPARATOR}${previewLine(d.client)}` : '';
+  return `${d.runId} ${d.digest} ${Buffer.byteLength(d.script, 'utf8')} ${lines} ${shown.join(PREVIEW_SEPARATOR)}${who}`;
 }

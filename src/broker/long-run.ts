@@ -54,6 +54,8 @@ export interface RunListing {
   stderr_bytes: number;
   held_until: string | null;
   background: boolean;
+  /** Who asked (the MCP client's name and version from initialize), null when it gave none. */
+  client: string | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -233,6 +235,7 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
       wait_ms: args.wait_ms ?? START_WAIT_MS,
       ...(args.overflow === 'tail' || args.background === true ? { overflow: 'tail' as const } : {}),
       ...(args.background === true ? { background: true } : {}),
+      ...(ctx.client ? { client: ctx.client } : {}),
     },
     binding.run_id,
     auth,
@@ -332,6 +335,7 @@ export async function listHeldRuns(
         stderr_bytes: r.stderr_bytes,
         held_until: iso(r.held_until),
         background: r.background,
+        client: r.client ?? null,
       }));
     }),
   );

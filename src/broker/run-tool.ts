@@ -45,6 +45,8 @@ export interface RunContext {
   trace?: Trace;
   /** Links to helpers kept between runs (the broker's pool unless given). */
   links?: LinkPool;
+  /** Who asked: the MCP client's `name version` (src/protocol/client.ts), when it named itself. */
+  client?: string;
 }
 
 /** A refusal before anything was sent, audited and logged as the broker's. */
@@ -59,6 +61,7 @@ export function auditRefusal(ctx: RunContext, run: RefusedRun, code: ErrorCode):
     ...(run.script_digest ? { script_digest: run.script_digest } : {}),
     outcome: code,
     by: 'broker',
+    ...(ctx.client ? { client: ctx.client } : {}),
   });
   ctx.log(`${run.tag} refused: ${code}`);
 }
@@ -216,6 +219,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
         script_digest: digest,
         outcome,
         by: 'broker',
+        ...(ctx.client ? { client: ctx.client } : {}),
         ran: pgid !== undefined ? true : 'unknown',
         ...(pgid !== undefined ? { pgid } : {}),
         detail,
@@ -301,6 +305,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
       script: args.script,
       progress: ctx.onProgress !== undefined,
       ...(trace ? { trace: true } : {}),
+      ...(ctx.client ? { client: ctx.client } : {}),
     });
   });
 }

@@ -31,10 +31,11 @@ List the runs that the enrolled panes' helpers hold: runs started with tmux_run_
 queued, running, or finished with a result still to be fetched (for 10 minutes, at most 32 per
 pane). Runs of tmux_run are not held. A helper found dead on the way has its runs stopped and
 recorded in the audit trail. A run started with background: true shows "(bg)" after its state;
-stop one with 'tmux-run stop RUN'.
+stop one with 'tmux-run stop RUN'. CLIENT is who asked: the name and version the MCP client gave
+itself (a label it chose, not an identity; '-' when it gave none).
 
 Options:
-  --json      print a JSON array, one object per run (the objects tmux_runs shows)
+  --json      print a JSON array, one object per run (the objects tmux_runs shows, with client)
   -h, --help  show this help
 `,
   spec: { options: { json: false } },
@@ -51,7 +52,7 @@ Options:
       return 0;
     }
     const now = Date.now();
-    const rows: Cell[][] = [['RUN', 'PANE', 'STATE', 'OUTCOME', 'BYTES', 'AGE', 'HELD UNTIL', 'DIGEST']];
+    const rows: Cell[][] = [['RUN', 'PANE', 'STATE', 'OUTCOME', 'BYTES', 'AGE', 'HELD UNTIL', 'DIGEST', 'CLIENT']];
     for (const r of list) {
       rows.push([
         r.run_id,
@@ -62,6 +63,7 @@ Options:
         formatDuration(now - Date.parse(r.queued_at)),
         r.held_until?.replace(/\.\d+Z$/, 'Z') ?? '-',
         r.script_digest.slice(0, 12),
+        r.client ?? '-',
       ]);
     }
     io.out(formatRows(io, rows).lines.join('\n') + '\n');

@@ -17,6 +17,7 @@ import { heldTool, listHeldRuns, startTool as startToolCall, type RunListing } f
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
 import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
+import { clientLabel } from '../protocol/client.js';
 import {
   validateLongOutput,
   validateOutputOutput,
@@ -116,6 +117,8 @@ export function createServer(o: ServerOptions): McpServer {
         log: o.log,
         signal: extra.signal,
         onProgress: progressFor(request.params._meta?.progressToken, extra),
+        // Who asked: the name and version the client gave in initialize (a label, not an identity).
+        client: clientLabel(server.getClientVersion()),
       };
       switch (name) {
         case RUN_TOOL: {
@@ -192,7 +195,7 @@ export function renderRuns(runs: RunListing[]): string {
   return runs
     .map((r) =>
       escapeControls(
-        `${r.run_id} pane ${r.pane_id} (generation ${r.generation}): ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
+        `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
       ),
     )
     .join('\n');

@@ -31,11 +31,22 @@ export interface HeldRunInfo {
   stderr_bytes: number;
   outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
   background: boolean;
+  /** Who asked (src/protocol/client.ts), when the client named itself. */
+  client?: string;
 }
 
 export type Request =
   | { type: 'ping' }
-  | { type: 'run'; binding: Binding; token: string; script: string; progress: boolean; trace?: boolean }
+  | {
+      type: 'run';
+      binding: Binding;
+      token: string;
+      script: string;
+      progress: boolean;
+      trace?: boolean;
+      /** Who asked: the MCP client's `name version` (src/protocol/client.ts); a label, not an identity. */
+      client?: string;
+    }
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
   | {
       type: 'start';
@@ -48,6 +59,7 @@ export type Request =
       overflow?: Overflow;
       /** Once spawned, the run gives up the pane's queue (overflow is then tail). */
       background?: boolean;
+      client?: string;
     }
   | { type: 'cancel'; run_id: string; reason?: string }
   | {
@@ -62,7 +74,9 @@ export type Request =
   | { type: 'list'; auth: HeldAuth }
   /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
   | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }
-  | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string };
+  | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string }
+  /** tmux-run watch: this pane's runs as they happen (or one run, `run` a run id or its first 8+ hex digits). */
+  | { type: 'watch'; run?: string; auth: HeldAuth };
 
 export type Reply =
   | {
@@ -109,7 +123,44 @@ export type Reply =
       trace?: Stamps;
     }
   | ErrorReply
-  | { type: 'revoked' };
+  | { type: 'revoked' }
+  /** The first reply to a watch; `found` (a watch of one run): whether this helper knows it. */
+  | { type: 'watching'; pane_id: string; found?: boolean }
+  | WatchEvent;
+
+/** What the approval was of a run that started (helper/shell/channel.ts Approval). */
+export type WatchApproval = 'auto' | 'yes' | 'always' | 'remembered';
+
+/** One event of the watch feed (helper/watch/events.ts builds them; times in ms since the epoch). */
+export type WatchEvent = { type: 'watch_event'; run_id: string; at: number } & (
+  | {
+      ev: 'start';
+      client?: string;
+      script_digest: string;
+      approval: WatchApproval;
+      sandbox: string;
+      background: boolean;
+      script_bytes: number;
+      script_lines: number;
+      /** The script's first lines, escaped and cut as in the ask question. */
+      preview: string[];
+    }
+  /** A chunk of one stream from offset `from` (every chunk a watcher is sent, in order). */
+  | { ev: 'output'; stream: StreamName; from: number; data: Buffer }
+  /** Bytes of a stream this watcher was not sent: it did not keep up. */
+  | { ev: 'missed'; stream: StreamName; bytes: number }
+  | {
+      ev: 'end';
+      ok: boolean;
+      code?: string;
+      completion?: Completion;
+      duration_ms: number;
+      stdout_bytes: number;
+      stderr_bytes: number;
+    }
+  /** A run refused before its script started (by the helper, the shell or the person), or stopped while queued. */
+  | { ev: 'refused'; client?: string; script_digest?: string; code: string; message: string }
+);
 
 export type StreamName = 'stdout' | 'stderr';
 
@@ -190,6 +241,9 @@ export function checkReply(value: unknown): Checked<Reply> {
   const r = value as Reply;
   if (r.type === 'done' && !(Buffer.isBuffer(r.stdout) && Buffer.isBuffer(r.stderr))) {
     return { ok: false, error: '/stdout and /stderr must be bytes' };
+  }
+  if (r.type === 'watch_event' && r.ev === 'output' && !Buffer.isBuffer(r.data)) {
+    return { ok: false, error: '/data must be bytes' };
   }
   return { ok: true, value: r };
 }

@@ -11,6 +11,8 @@ export interface Transport {
   close(): void;
   /** Whether an open link keeps the process alive (true unless said otherwise); an idle pooled link does not. */
   hold?(keepAlive: boolean): void;
+  /** Bytes sent but not yet taken by the peer's side of the link (a peer that does not read lets them grow). */
+  backlog?(): number;
   onmessage?: (message: unknown) => void;
   /** Called once, when the link is gone (closed by either side, or broken: `error` says how). */
   onclose?: (error?: Error) => void;
@@ -30,6 +32,7 @@ export function socketTransport(socket: Socket, maxFrame: number = DEFAULT_MAX_F
       if (keepAlive) socket.ref();
       else socket.unref();
     },
+    backlog: () => socket.writableLength,
     close() {
       if (closed) return;
       // Flush what was sent, then make sure a peer that never answers cannot hold the socket open.

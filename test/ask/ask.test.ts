@@ -60,10 +60,13 @@ describe('ask mode: the person approves each run in their pane', () => {
     expect(asked.mode).toBe('ask');
     await sleep(1500);
     expect(existsSync(marker)).toBe(false);
-    const question = screen.slice(screen.indexOf('tmux-run: an agent asks'));
+    const question = screen.slice(screen.indexOf('tmux-run: an agent'));
     console.log(`the question as the person sees it:\n${question}`);
     const lines = question.split('\n');
-    expect(lines[0]).toBe('tmux-run: an agent asks to run a script in this shell (TMUX_RUN_APPROVE=ask)');
+    // Who asked: the name and version the test's MCP client gave in initialize.
+    expect(lines[0]).toBe(
+      'tmux-run: an agent (tmux-run-tests 1.0.0) asks to run a script in this shell (TMUX_RUN_APPROVE=ask)',
+    );
     expect(lines[1]).toMatch(/^ {2}run [0-9a-f]{8} {2}sha256 [0-9a-f]{12} {2}\d+ bytes, 2 lines:$/);
     expect(lines[2]).toBe(`  | ${script}`);
     // Control characters in the script are shown escaped, never acted on.

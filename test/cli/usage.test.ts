@@ -7,7 +7,7 @@ import { sandbox } from './support.js';
 const box = sandbox();
 afterAll(() => box.remove());
 
-const COMMANDS = ['panes', 'runs', 'stop', 'revoke', 'snippet', 'log', 'doctor', 'setup'];
+const COMMANDS = ['panes', 'runs', 'watch', 'stop', 'revoke', 'snippet', 'log', 'doctor', 'setup'];
 
 describe('tmux-run usage', () => {
   it('prints usage for --help, -h and help, exit 0', async () => {

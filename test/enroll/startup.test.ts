@@ -199,6 +199,8 @@ describe('a start that is interrupted, abandoned or repeated', () => {
       zshrc: `PROMPT='$ '\nsource ${SNIPPET}\nsource ${SNIPPET}\n`,
     });
     const shellPid = await pane.shellPid();
+    // From .zshrc the helper starts once the first prompt is drawn (shell/tmux-run.zsh, _tmux_run_defer).
+    await waitUntil(() => helpersIn(server.baseDir).length > 0, 5000, 'the helper to start');
     expect(helpersIn(server.baseDir)).toHaveLength(1);
     const listing = await waitListed(pane, shellPid);
     expect(await listed(server.registryDir)).toHaveLength(1);

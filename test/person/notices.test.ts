@@ -28,15 +28,18 @@ describe('notices and the audit trail', () => {
 
   it('draws a start and an end notice naming tmux-run and the run id', async () => {
     const call = callRun(mcp.client, on.listing, 'sleep 1; exit 5');
-    const started = await on.pane.waitFor((s) => /tmux-run: run [0-9a-f]{8} started/.test(s));
+    // `by` the name and version the test's MCP client gave in initialize.
+    const started = await on.pane.waitFor((s) => /tmux-run: run [0-9a-f]{8} by tmux-run-tests 1\.0\.0 started/.test(s));
     const r = await call;
     expect(r.structured.ok).toBe(true);
     const id8 = (r.structured.data.authorization.run_id as string).slice(0, 8);
     expect(started).toContain(
-      `tmux-run: run ${id8} started (script sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)})`,
+      `tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 ${(r.structured.data.authorization.script_digest as string).slice(0, 12)})`,
     );
-    const ended = await on.pane.waitFor((s) => s.includes(`tmux-run: run ${id8} exited 5 after`));
-    expect(ended).toMatch(new RegExp(`tmux-run: run ${id8} exited 5 after \\d+ ms`));
+    const ended = await on.pane.waitFor((s) =>
+      s.includes(`tmux-run: run ${id8} by tmux-run-tests 1.0.0 exited 5 after`),
+    );
+    expect(ended).toMatch(new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited 5 after \\d+ ms`));
   });
 
   it('leaves a line the person types during a run intact', async () => {
@@ -45,7 +48,7 @@ describe('notices and the audit trail', () => {
     await on.pane.type('echo typed-during-run', { enter: false });
     const r = await call;
     const id8 = (r.structured.data.authorization.run_id as string).slice(0, 8);
-    const screen = await on.pane.waitFor((s) => s.includes(`run ${id8} exited 0`));
+    const screen = await on.pane.waitFor((s) => s.includes(`run ${id8} by tmux-run-tests 1.0.0 exited 0`));
     expect(screen).toContain('$ echo typed-during-run');
     await on.pane.type('', { enter: true });
     await on.pane.waitFor((s) => /^typed-during-run$/m.test(s));

@@ -36,6 +36,8 @@ export interface McpOptions {
   nodeArgs?: string[];
   /** The name the client gives itself. */
   clientName?: string;
+  /** The version the client gives itself (1.0.0 unless said). */
+  clientVersion?: string;
   /** Added to (or replacing parts of) productEnv(server). */
   env?: Record<string, string>;
 }
@@ -55,7 +57,7 @@ export async function startMcp(server: TmuxServer, opts: McpOptions = {}): Promi
   });
   const stderr: string[] = [];
   transport.stderr?.on('data', (c: Buffer) => stderr.push(...c.toString('utf8').split('\n').filter(Boolean)));
-  const client = new Client({ name: opts.clientName ?? 'tmux-run-tests', version: '1.0.0' });
+  const client = new Client({ name: opts.clientName ?? 'tmux-run-tests', version: opts.clientVersion ?? '1.0.0' });
   await client.connect(transport);
   return {
     client,

@@ -18,6 +18,7 @@ const base: RunListing = {
   stderr_bytes: 0,
   held_until: null,
   background: true,
+  client: null,
 };
 
 describe('tmux_runs text', () => {
@@ -38,6 +39,13 @@ describe('tmux_runs text', () => {
     const ok = { ...base, state: 'finished' as const, outcome: { ok: true, code: null, exit_status: 0, signal: null } };
     expect(renderRuns([ok])).toContain(': finished in the background (exit 0);');
     expect(renderRuns([{ ...base, state: 'awaiting_approval' }])).toContain(': awaiting approval in the background;');
+  });
+
+  it('says who asked, escaped, when the client named itself', () => {
+    expect(renderRuns([{ ...base, client: 'claude-code 2.0.1' }])).toContain(
+      ' (generation g1) by claude-code 2.0.1: running',
+    );
+    expect(renderRuns([{ ...base, client: 'evil\x1b[2J 1' }])).toContain(' by evil\\x1b[2J 1: ');
   });
 
   it('says when nothing is held', () => {

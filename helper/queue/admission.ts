@@ -1,0 +1,88 @@
+// A run or start request's admission: the checks before it may wait its turn (the service still
+// running, the token, a fresh run id, the shell alive), then its job; a held one is noted in the run
+// journal and the audit trail at once. A refusal is audited, answered and shown to watchers.
+import type { Transport } from '../../src/protocol/transport.js';
+import type { Request } from '../../src/protocol/messages.js';
+import type { ErrorCode } from '../../src/protocol/errors.js';
+import type { AuditLog } from '../../src/audit/audit-log.js';
+import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { RunJournal } from '../../src/enrollment/run-journal.js';
+import { monotonicMs } from '../../src/protocol/trace.js';
+import { checkRun, type UsedRunIds } from '../authorize.js';
+import type { WatchFeed } from '../watch/feed.js';
+import type { HeldRuns } from './held-runs.js';
+import { runMode } from './background.js';
+import { clientEntry, err, type Job } from './job.js';
+
+export interface AdmissionContext {
+  record: EnrollmentRecord;
+  secret: Buffer;
+  audit: AuditLog;
+  journal: Pick<RunJournal, 'tryNote'>;
+  log: (message: string) => void;
+  alive: () => boolean;
+  /** The service has ended (shell exited or enrollment revoked). */
+  ended: () => boolean;
+  used: UsedRunIds;
+  held: HeldRuns<Job>;
+  watch: Pick<WatchFeed, 'refused'>;
+}
+
+/** The job for an admitted request, or undefined once a refusal has been sent. */
+export function admit(
+  req: Extract<Request, { type: 'run' | 'start' }>,
+  t: Transport,
+  received: number,
+  cx: AdmissionContext,
+): Job | undefined {
+  const b = req.binding;
+  const rec = cx.record;
+  const refuse = (code: ErrorCode, message: string): undefined => {
+    cx.audit.tryAppend({
+      event: 'refused',
+      run_id: b.run_id,
+      pane_id: rec.pane_id,
+      script_digest: b.script_digest,
+      ...clientEntry(req),
+      outcome: code,
+    });
+    t.send(err(code, message, b.run_id));
+    cx.watch.refused(b, req.client, code, message);
+    return undefined;
+  };
+  if (cx.ended()) return refuse('shell_exited', 'the enrolled shell has exited');
+  const now = Date.now();
+  const refusal = checkRun(req, rec, cx.secret, now);
+  if (refusal) return refuse(refusal.code, refusal.message);
+  if (!cx.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
+  if (!cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
+  const held = req.type === 'start';
+  const job: Job = {
+    binding: b,
+    script: req.script,
+    queuedAt: now,
+    cancelled: false,
+    held,
+    ...runMode(req),
+    state: 'queued',
+    waiters: new Set(),
+    ...clientEntry(req),
+    ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
+  };
+  if (held) {
+    cx.held.add(job);
+    // Noted so that a helper killed before the run starts still leaves its outcome to the audit trail.
+    cx.journal.tryNote({ k: 'held', run_id: b.run_id, digest: b.script_digest, at: now }, cx.log);
+    job.journaled = true;
+    cx.audit.tryAppend({
+      event: 'held',
+      run_id: b.run_id,
+      pane_id: rec.pane_id,
+      script_digest: b.script_digest,
+      ...clientEntry(job),
+      outcome: 'queued',
+      wait_ms: req.wait_ms,
+    });
+  }
+  return job;
+}

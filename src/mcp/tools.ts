@@ -118,7 +118,7 @@ export const startTool = {
     '(for example `curl` against the server). Overflow is then tail (overflow "stop" is refused); at most 8 run at once',
     'per pane (too_many_background_runs). Read its log with tmux_run_output; stop it with tmux_run_cancel when done;',
     'it also ends when its script exits, the person runs `tmux-run stop RUN`, or the enrollment ends. It is not a daemon.',
-    'In a sandboxed pane the runs share the pane\'s sandbox (its private /tmp and network): a service started there',
+    "In a sandboxed pane the runs share the pane's sandbox (its private /tmp and network): a service started there",
     'answers your later runs in that pane on 127.0.0.1, even without network (`workspace`, `read-only`), where nothing',
     'outside the sandbox is reachable.',
     PENDING,

@@ -60,7 +60,9 @@ describe('kept-alive walls, run after run', () => {
         'mkdir -p sub/.git/hooks sub/.git/objects sub/.git/refs && echo "ref: refs/heads/main" > sub/.git/HEAD',
       ),
     );
-    const d = ran(await fx().run('(echo planted > sub/.git/hooks/pre-commit) 2>/dev/null && echo planted || echo refused'));
+    const d = ran(
+      await fx().run('(echo planted > sub/.git/hooks/pre-commit) 2>/dev/null && echo planted || echo refused'),
+    );
     expect(d.stdout.data).toBe('refused\n');
     expect(existsSync(join(proj, 'sub', '.git', 'hooks', 'pre-commit'))).toBe(false);
   });

@@ -13,7 +13,9 @@ describe('tool descriptions', () => {
     expect(startTool.description).toMatch(/`overflow: "tail"`: for a run that may print more than its limit/);
     expect(startTool.description).toMatch(/`background: true`: for a service or watcher/);
     expect(startTool.description).toMatch(/Read its log with tmux_run_output/);
-    expect(startTool.description).toMatch(/a service started there\s+answers your later runs in that pane on 127.0.0.1/);
+    expect(startTool.description).toMatch(
+      /a service started there\s+answers your later runs in that pane on 127.0.0.1/,
+    );
     expect(waitTool.description).toMatch(/tmux_run_output to read a stream from any offset/);
     expect(outputTool.description).toMatch(/background service's log/);
     expect(runsTool.description).toMatch(/`background`/);

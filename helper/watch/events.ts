@@ -59,7 +59,7 @@ export const missedEvent = (runId: string, stream: StreamName, bytes: number, at
 
 /** A started run's end, from its final reply: the exit status or signal (or the error), duration, bytes. */
 export function endEvent(job: Watched, reply: Extract<Reply, { type: 'done' | 'error' }>, at: number): WatchEvent {
-  const completion = reply.type === 'done' ? reply.completion : reply.completion;
+  const completion = reply.completion;
   return {
     type: 'watch_event',
     ev: 'end',

@@ -21,7 +21,8 @@ export class AuditError extends Error {
   readonly code = 'audit_unavailable' satisfies ErrorCode;
 }
 
-export type AuditEntry = Record<string, unknown> & { run_id: string; outcome: string };
+/** One line of the trail; `client` is who asked (src/protocol/client.ts), when the MCP client named itself. */
+export type AuditEntry = Record<string, unknown> & { run_id: string; outcome: string; client?: string };
 
 /** Appends entries; `append` throws AuditError when the line could not be written whole. */
 export class AuditLog {

@@ -128,6 +128,28 @@ describe('tmux-run watch', () => {
     expect(unknown.stderr).toMatch(/no enrolled pane's helper knows run abcdef0123456789/);
   });
 
+  it('--run of a held run still running shows what it kept, then follows it to its end', async () => {
+    const started = await start(mcp, on.listing, 'echo kept-before; sleep 2; echo came-after', { wait_ms: 0 });
+    const runId = started.pending.run_id as string;
+    await waitUntil(
+      async () => {
+        const r = (await mcp.client.callTool({
+          name: 'tmux_run_output',
+          arguments: { target: started.pending.target, run_id: runId, stream: 'stdout' },
+        })) as CallToolResult;
+        return (r.structuredContent as any).data?.total_bytes > 0 || undefined;
+      },
+      10_000,
+      'the first line',
+    );
+    const r = await runCli(['watch', '--run', runId], productEnv(server));
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    const out = lines.filter((l) => / out /.test(l)).map((l) => l.replace(/^.* out +/, ''));
+    expect(out).toEqual(['kept-before', 'came-after']);
+    expect(lines.at(-1)).toMatch(/ end +exited 0 after /);
+  });
+
   it('--json prints one event per line that a tool parses', async () => {
     const child = startCli(['watch', '--json', '--pane', on.listing.pane_id], productEnv(server));
     const done = collect(child, 30_000);

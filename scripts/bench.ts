@@ -31,6 +31,7 @@ import { tmuxBinary, zshBinary } from '../test/support/tmux-command.js';
 import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
+import { shellsCost, shellsCostLines, type ShellsCost } from './bench-shells.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -394,6 +395,8 @@ interface Metrics {
   enroll_cost: EnrollCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
+  /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
+  shells?: ShellsCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -489,6 +492,7 @@ try {
   m.enroll_ms = stats(enrollMs);
   progress('what enrolling costs the shell: source, first prompt, hooks, helper memory (fresh panes)');
   m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
+  m.shells = await shellsCost(scope, QUICK ? 3 : 10);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -771,6 +775,7 @@ function report(m: Metrics): void {
   );
   lines.push(
     ...enrollCostLines(m.enroll_cost),
+    ...(m.shells ? shellsCostLines(m.shells) : []),
     `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
   if (m.sandbox) {

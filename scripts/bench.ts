@@ -35,6 +35,7 @@ import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
 import { wallsBench, wallsBenchLines, type WallsBench } from './bench-walls.js';
 import { watchCost, watchCostLines, type WatchCost } from './bench-watch.js';
 import { promptCost, promptCostLines, type PromptCost } from './bench-zsh.js';
+import { shellsCost, shellsCostLines, type ShellsCost } from './bench-shells.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -406,6 +407,8 @@ interface Metrics {
   watch?: WatchCost;
   /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench-zsh.ts). */
   prompt_cost?: PromptCost;
+  /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
+  shells?: ShellsCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -505,6 +508,7 @@ try {
   m.fish_cost = await fishCost(scope, QUICK ? 3 : 10);
   progress('first prompt and first command, minimal and with plugins, without the snippet, before and after');
   m.prompt_cost = await promptCost(server, QUICK ? 2 : 10, runRootDir);
+  m.shells = await shellsCost(scope, QUICK ? 3 : 10);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -794,6 +798,7 @@ function report(m: Metrics): void {
   lines.push(
     ...enrollCostLines(m.enroll_cost),
     ...fishCostLines(m.fish_cost).map((l) => `${l} | |`),
+    ...(m.shells ? shellsCostLines(m.shells) : []),
     `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
   if (m.sandbox) {

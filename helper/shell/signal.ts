@@ -80,22 +80,13 @@
 //     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
 //   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
 //     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
-import {
-  closeSync,
-  constants,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  watch,
-  writeSync,
-  type FSWatcher,
-} from 'node:fs';
+import { unlinkSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { LineShell } from './line-shell.js';
 import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
+import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
 import type { ApproveMode, AskOptions, AskResult, Shell, ShellName, ShellPlace } from './shell.js';
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
@@ -103,58 +94,6 @@ export const POLL_MS = 20;
 /** How many times the screen is read before the check refuses, and the pause between reads. */
 export const SCREEN_TRIES = 3;
 export const SCREEN_PAUSE_MS = 15;
-
-/** Writes BASE.msg whole: to BASE.new (0600, replaced), then renamed over it. */
-export function writeMessages(base: string, lines: readonly string[]): void {
-  const tmp = base + CHANNEL.messageTemp;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
-  try {
-    writeSync(fd, lines.map((l) => l.replace(/[\r\n]/g, ' ') + '\n').join(''));
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, base + CHANNEL.message);
-}
-
-/** Reads one of the shell's files, or undefined when it is not there. */
-export function readShellFile(path: string): Buffer | undefined {
-  try {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      return readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-}
-
-/** One complete answer read from BASE.ans: its line, and for K the prompt it rendered. */
-export type Answer = { line: string; prompt?: RenderedPrompt };
-
-/**
- * Parses BASE.ans (pure): undefined while it is incomplete (the shell is still writing it) or
- * not an answer at all. K lines carry PROMPT \0 RIGHTPROMPT \0 after their newline.
- */
-export function parseAnswer(data: Buffer): Answer | undefined {
-  const text = data.toString('utf8');
-  const nl = text.indexOf('\n');
-  if (nl < 0) return undefined;
-  const line = text.slice(0, nl);
-  if (!/^[KBAD] [0-9a-f]{32}(?: [!-~]+)?$/.test(line)) return undefined;
-  if (!line.startsWith('K ')) return { line };
-  const fields = text.slice(nl + 1).split('\0');
-  if (fields.length < 3) return undefined;
-  const prefixes = fields.slice(2, -1);
-  return { line, prompt: { prompt: fields[0]!, right: fields[1]!, ...(prefixes.length > 0 ? { prefixes } : {}) } };
-}
-
-/** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
-export function parseModes(data: Buffer | undefined): { mode: ApproveMode; sandbox: SandboxShown } {
-  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
-  return m ? { mode: m[1] as ApproveMode, sandbox: m[2] as SandboxShown } : { mode: 'unknown', sandbox: 'unknown' };
-}
 
 /** What a signal-woken shell can do beyond the common part. */
 export interface SignalShellTraits {

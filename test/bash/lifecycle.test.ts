@@ -50,7 +50,7 @@ describe('enrolling a bash pane', () => {
     expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);
     const panes = await runCli(['panes'], server.env);
     expect(panes.stdout).toMatch(
-      new RegExp(`^${pane.id}\\s+${listing.generation}\\s.*\\sidle\\s+bash\\s+auto\\s`, 'm'),
+      new RegExp(`^${pane.id}\\s+${listing.generation}\\s.*\\sbash\\s+idle\\s+auto\\s`, 'm'),
     );
 
     expect(await pane.run('tmux_run_unenroll')).toBe(`tmux-run: pane ${pane.id} unenrolled`);

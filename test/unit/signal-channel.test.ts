@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAnswer, parseModes, writeMessages } from '../../helper/shell/signal.js';
+import { parseAnswer, parseModes, writeMessages } from '../../helper/shell/signal-files.js';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 
 const N = 'a'.repeat(32);

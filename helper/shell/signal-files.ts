@@ -1,0 +1,60 @@
+// The files of the signal-woken channel (the protocol: helper/shell/signal.ts): the helper's
+// messages written whole, the shell's files read without following links, and the answer and
+// mode files parsed (pure).
+import { closeSync, constants, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { CHANNEL } from '../../src/enrollment/layout.js';
+import type { SandboxShown } from '../sandbox/policy.js';
+import type { RenderedPrompt } from './screen.js';
+import type { ApproveMode } from './shell.js';
+
+/** Writes BASE.msg whole: to BASE.new (0600, replaced), then renamed over it. */
+export function writeMessages(base: string, lines: readonly string[]): void {
+  const tmp = base + CHANNEL.messageTemp;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, lines.map((l) => l.replace(/[\r\n]/g, ' ') + '\n').join(''));
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, base + CHANNEL.message);
+}
+
+/** Reads one of the shell's files, or undefined when it is not there. */
+export function readShellFile(path: string): Buffer | undefined {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** One complete answer read from BASE.ans: its line, and for K the prompt it rendered. */
+export type Answer = { line: string; prompt?: RenderedPrompt };
+
+/**
+ * Parses BASE.ans (pure): undefined while it is incomplete (the shell is still writing it) or
+ * not an answer at all. K lines carry PROMPT \0 RIGHTPROMPT \0 after their newline.
+ */
+export function parseAnswer(data: Buffer): Answer | undefined {
+  const text = data.toString('utf8');
+  const nl = text.indexOf('\n');
+  if (nl < 0) return undefined;
+  const line = text.slice(0, nl);
+  if (!/^[KBAD] [0-9a-f]{32}(?: [!-~]+)?$/.test(line)) return undefined;
+  if (!line.startsWith('K ')) return { line };
+  const fields = text.slice(nl + 1).split('\0');
+  if (fields.length < 3) return undefined;
+  const prefixes = fields.slice(2, -1);
+  return { line, prompt: { prompt: fields[0]!, right: fields[1]!, ...(prefixes.length > 0 ? { prefixes } : {}) } };
+}
+
+/** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
+export function parseModes(data: Buffer | undefined): { mode: ApproveMode; sandbox: SandboxShown } {
+  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
+  return m ? { mode: m[1] as ApproveMode, sandbox: m[2] as SandboxShown } : { mode: 'unknown', sandbox: 'unknown' };
+}

@@ -49,9 +49,12 @@ async function main(): Promise<void> {
     const st = procStat(pid);
     return st !== undefined && st.state !== 'Z' && st.startTicks === startTicks;
   };
+  // The shell also still runs its program: after an `exec` (the same pid, another image) it is a
+  // new shell, which a signal-woken channel would not notice otherwise.
   const alive = (): boolean =>
     process.ppid === shellPid &&
     same(shellPid, place.shellStat.startTicks) &&
+    procStat(shellPid)?.image === place.shellStat.image &&
     same(place.serverPid, place.serverStat.startTicks);
 
   // Assigned once below; end(), defined first, closes it when it exists.

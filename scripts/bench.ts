@@ -32,6 +32,7 @@ import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
+import { shellsCost, shellsCostLines, type ShellsCost } from './bench-shells.js';
 
 /** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
 const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
@@ -397,6 +398,8 @@ interface Metrics {
   fish_cost: FishCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
+  /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
+  shells?: ShellsCost;
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -494,6 +497,7 @@ try {
   m.enroll_cost = await enrollCost(server, QUICK ? 3 : 20);
   progress('fish panes: source, first prompt, a run (fresh fish panes)');
   m.fish_cost = await fishCost(scope, QUICK ? 3 : 10);
+  m.shells = await shellsCost(scope, QUICK ? 3 : 10);
   const listings: PaneListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, dir)).listing);
   const one = listings[0]!;
@@ -777,6 +781,7 @@ function report(m: Metrics): void {
   lines.push(
     ...enrollCostLines(m.enroll_cost),
     ...fishCostLines(m.fish_cost).map((l) => `${l} | |`),
+    ...(m.shells ? shellsCostLines(m.shells) : []),
     `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
   if (m.sandbox) {

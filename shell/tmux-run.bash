@@ -29,6 +29,9 @@ shopt -u expand_aliases
 
 _tmux_run_snippet=${BASH_SOURCE[0]}
 [[ $_tmux_run_snippet == /* ]] || _tmux_run_snippet=$PWD/$_tmux_run_snippet
+_tmux_run_snippet=${_tmux_run_snippet//\/.\//\/}
+# The package's root: the snippet is its shell/tmux-run.bash.
+_tmux_run_root=${_tmux_run_snippet%/*/*}
 
 # _tmux_run_refuse TEXT: says why the pane is not enrolled, and fails.
 _tmux_run_refuse() {
@@ -71,9 +74,9 @@ _tmux_run_enroll() {
   _tmux_run_dir
   dir=$REPLY
   _tmux_run_check_dir "$dir" || return 1
-  main=${_tmux_run_snippet%/*}/../dist/helper/main.js
+  main=$_tmux_run_root/dist/helper/main.js
   if [[ ! -r $main ]]; then
-    _tmux_run_refuse "the helper $main is missing; run 'npm install' in ${_tmux_run_snippet%/*}/.."
+    _tmux_run_refuse "the helper $main is missing; run 'npm install' in $_tmux_run_root"
     return 1
   fi
   node=${TMUX_RUN_NODE:-node}
@@ -284,6 +287,7 @@ _tmux_run_unhook() {
 _tmux_run_prompt() {
   local rc=$?
   [[ -n ${_tmux_run_base-} ]] && trap -p DEBUG 2>/dev/null >|"$_tmux_run_base.trap"
+  _tmux_run_check
   if [[ -n ${_tmux_run_said-} ]]; then
     printf '%s\n' "$_tmux_run_said" >&2
     _tmux_run_said=
@@ -292,22 +296,34 @@ _tmux_run_prompt() {
     _tmux_run_hook_prompt remove
     return $rc
   fi
-  if ! kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
-    _tmux_run_gone
-    return $rc
-  fi
-  if [[ -z $_tmux_run_generation ]]; then
-    _tmux_run_on_winch
-    [[ -z ${_tmux_run_helper_pid-} ]] && return $rc
-    [[ -z $_tmux_run_generation ]] && _tmux_run_starting
-    [[ -z ${_tmux_run_helper_pid-} ]] && return $rc
-  fi
   _tmux_run_hooks debug
   _tmux_run_report_mode
   _tmux_run_idle=1
   return $rc
 }
 declare -ft _tmux_run_prompt
+
+# _tmux_run_check: at a prompt, what happened since the last one: the helper's first word (read
+# now if no trap read it), an end the trap left to undo (revoked, failed), a helper that is gone,
+# one that says nothing for too long.
+_tmux_run_check() {
+  [[ -n ${_tmux_run_helper_pid-} && -z $_tmux_run_generation ]] && _tmux_run_on_winch
+  case ${_tmux_run_ended-} in
+    X)
+      _tmux_run_teardown
+      _tmux_run_said="tmux-run: this pane's enrollment was revoked"
+      ;;
+    E\ *) _tmux_run_failed "${_tmux_run_ended#E }" ;;
+  esac
+  unset _tmux_run_ended
+  [[ -n ${_tmux_run_helper_pid-} ]] || return 0
+  if ! kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+    _tmux_run_gone
+  elif [[ -z $_tmux_run_generation ]]; then
+    _tmux_run_starting
+  fi
+  return 0
+}
 
 # _tmux_run_report_mode: writes the mode the listings show to the channel when it changed (the
 # shell itself decides at each run).
@@ -326,19 +342,16 @@ _tmux_run_report_mode() {
 # the helper left in the channel that is new: its first word (R or E), a revocation (X), or a
 # request (Q NONCE) not answered yet. A real resize finds nothing new and does nothing.
 _tmux_run_on_winch() {
-  [[ -n ${_tmux_run_base-} && -f $_tmux_run_base.msg ]] || return 0
+  [[ -n ${_tmux_run_base-} && -z ${_tmux_run_ended-} && -f $_tmux_run_base.msg ]] || return 0
   local -a said=()
   local line nonce=
   mapfile -t said 2>/dev/null <"$_tmux_run_base.msg" || return 0
   case ${said[0]-} in
     R\ *) [[ -n $_tmux_run_generation ]] || _tmux_run_started "${said[0]}" ;;
-    E\ *)
-      _tmux_run_failed "${said[0]#E }"
-      return 0
-      ;;
-    X)
-      _tmux_run_teardown
-      _tmux_run_said="tmux-run: this pane's enrollment was revoked"
+    E\ * | X)
+      # The end of the enrollment, undone at the next prompt: bash misprints a PS0 changed from a
+      # trap while readline waits (a run of garbage bytes before the next command's output).
+      _tmux_run_ended=${said[0]}
       return 0
       ;;
     *) return 0 ;;
@@ -363,7 +376,7 @@ _tmux_run_started() {
     _tmux_run_generation=$generation _tmux_run_enrollment=$enrollment
     return 0
   fi
-  _tmux_run_failed "the helper answered in a way this snippet does not understand"
+  _tmux_run_ended="E the helper answered in a way this snippet does not understand"
 }
 
 # _tmux_run_answer NONCE: answers the helper's request from the shell's own state: idle at its
@@ -457,8 +470,6 @@ _tmux_run_starting() {
 # _tmux_run_gone: the helper is gone (the prompt found it so): before its first word, the reason
 # is its E line or its log; after it, the enrollment is lost.
 _tmux_run_gone() {
-  _tmux_run_on_winch
-  [[ -n ${_tmux_run_helper_pid-} ]] || return 0
   if [[ -n $_tmux_run_generation ]]; then
     _tmux_run_lost
     return 0
@@ -502,7 +513,7 @@ _tmux_run_failed() {
 # held and removes the enrollment's record, socket and run journal once it has read them.
 _tmux_run_lost() {
   local pane=$TMUX_PANE dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
-  local sweep=${_tmux_run_snippet%/*}/../dist/src/broker/shell-sweep-main.js
+  local sweep=$_tmux_run_root/dist/src/broker/shell-sweep-main.js
   if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
     _tmux_run_teardown keep-record
     if [[ -r $sweep ]]; then

@@ -43,7 +43,7 @@ Options:
       return 0;
     }
     const rows: Cell[][] = [
-      ['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'STATE', 'SHELL', 'MODE', 'SANDBOX', 'SHELL PID', 'CWD', 'ENROLLED'],
+      ['PANE', 'GENERATION', 'SESSION', 'WINDOW', 'SHELL', 'STATE', 'MODE', 'SANDBOX', 'SHELL PID', 'CWD', 'ENROLLED'],
     ];
     for (const p of list) {
       rows.push([
@@ -51,8 +51,8 @@ Options:
         p.generation,
         p.session,
         `${p.window}:${p.window_name}`,
-        { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
         p.shell,
+        { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
         p.mode === 'unknown' ? '?' : p.mode,
         p.sandbox === 'unknown' ? '?' : p.sandbox,
         String(p.shell_pid),

@@ -29,6 +29,12 @@ export interface ProcStat {
   startTicks: string;
   /** State letter (R, S, Z...); Z is a zombie: dead, not yet reaped by its parent. */
   state: string;
+  /**
+   * The program image: where its code and stack start (fields 26 and 28), placed anew at random by
+   * every exec (ASLR). The same pid and start time with another image is the same process after an
+   * `exec`: another program, as a shell that ran `exec bash` is.
+   */
+  image: string;
 }
 
 /** Parses /proc/PID/stat; undefined when the process is gone. Fields are counted after the last ')'. */
@@ -63,6 +69,7 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
     tpgid: num(8),
     startTicks: start,
     state: f[0] ?? '?',
+    image: `${f[26 - 3] ?? ''}:${f[28 - 3] ?? ''}`,
   };
 }
 

@@ -115,11 +115,11 @@ describe('tmux-run panes and revoke', () => {
     expect(table.code).toBe(0);
     const [head, row, ...more] = table.stdout.trimEnd().split('\n');
     expect(head).toMatch(
-      /^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+STATE\s+SHELL\s+MODE\s+SANDBOX\s+SHELL PID\s+CWD\s+ENROLLED$/,
+      /^PANE\s+GENERATION\s+SESSION\s+WINDOW\s+SHELL\s+STATE\s+MODE\s+SANDBOX\s+SHELL PID\s+CWD\s+ENROLLED$/,
     );
     expect(row).toMatch(
       new RegExp(
-        `^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+idle\\s+zsh\\s+auto\\s+off\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`,
+        `^${pane.id}\\s+${p.generation}\\s+harness\\s+\\d+:\\S+\\s+zsh\\s+idle\\s+auto\\s+off\\s+${shellPid}\\s+${s.home}/dir\\\\x1b\\]2;owned\\\\x07\\s+\\d{4}-`,
       ),
     );
     expect(more).toEqual([]);

@@ -113,7 +113,11 @@ describe('/proc/PID/stat parsing', () => {
       tpgid: 2001,
       startTicks: '987654',
       state: 'R',
+      image: ':',
     });
+    // Fields 26 (start of code) and 28 (start of stack) name the program image.
+    const full = `${text} 25 26 27 28 29`;
+    expect(parseProcStat(1234, full)?.image).toBe('26:28');
   });
   it('rejects truncated text', () => {
     expect(parseProcStat(1, '1 (x) R 1 2')).toBeUndefined();

@@ -33,7 +33,9 @@ describe('tmux-run usage', () => {
     }
     // help wins over other mistakes on the same line
     expect((await runCli(['revoke', '--bogus', '--help'], box.env)).code).toBe(0);
-  });
+    // 25 CLI starts one after another: over a second each on a loaded 2-core machine (a guard
+    // against a hang, not a time limit).
+  }, 120_000);
 
   it('prints the snippet path and lines as JSON with --json, for every shell or for --shell', async () => {
     const r = await runCli(['snippet', '--json'], box.env);

@@ -4,12 +4,12 @@
 import { lstatSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { channelFiles, journalPath, recordPath } from '../src/enrollment/layout.js';
-import { procStat } from '../src/os/proc.js';
 import { removeQuietly, writeRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { HelperService } from './service.js';
 import { RunJournal } from '../src/enrollment/run-journal.js';
-import { checkPlace, EnrollError, endings, listen, log, makeRecord, openShell, parseArgs } from './start.js';
+import { checkPlace, EnrollError, endings, listen, liveness, log, makeRecord, openShell, parseArgs } from './start.js';
+import type { Shell } from './shell/shell.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
@@ -44,23 +44,11 @@ async function main(): Promise<void> {
   const sock = record.socket;
   const { shellPid } = args;
 
-  // The same process, still running (a zombie, dead but not yet reaped, does not count).
-  const same = (pid: number, startTicks: string): boolean => {
-    const st = procStat(pid);
-    return st !== undefined && st.state !== 'Z' && st.startTicks === startTicks;
-  };
-  // The shell also still runs its program: after an `exec` (the same pid, another image) it is a
-  // new shell, which a signal-woken channel would not notice otherwise.
-  const alive = (): boolean =>
-    process.ppid === shellPid &&
-    same(shellPid, place.shellStat.startTicks) &&
-    procStat(shellPid)?.image === place.shellStat.image &&
-    same(place.serverPid, place.serverStat.startTicks);
+  const alive = liveness(args, place);
 
   // Assigned once below; end(), defined first, closes it when it exists.
   // eslint-disable-next-line prefer-const
   let server: Server | undefined;
-  let ended = false;
   const journal = new RunJournal(journalPath(dir, enrollment));
   const service: HelperService = new HelperService({
     record,
@@ -72,26 +60,7 @@ async function main(): Promise<void> {
     alive,
     onRevoke: () => end('revoked', 0),
   });
-  const end = (why: string, code: number): void => {
-    if (ended) return;
-    ended = true;
-    log(`ending: ${why}`);
-    removeQuietly(recordPath(dir, enrollment));
-    // Only a record leads anyone to the journal: without it the journal is of no use. The runs
-    // being stopped now are SIGKILLed on exit if their grace is not over (src/os/process-group.ts).
-    journal.remove();
-    removeQuietly(sock);
-    server?.close();
-    if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
-    else service.shutdown('the enrolled shell has exited');
-    const finish = (): void => {
-      channelFiles(args.base).forEach(removeQuietly);
-      shell.close();
-      process.exit(code);
-    };
-    // Let a stopped run report its outcome (and the audit trail record it) before leaving.
-    void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
-  };
+  const end = ender({ base: args.base, dir, enrollment, sock, journal, shell, service, server: () => server });
   shell.onclose = () => end('the shell closed its channel', 0);
 
   made.push(sock);
@@ -117,6 +86,47 @@ async function main(): Promise<void> {
   // Start-up leaves garbage the helper will never need; collect it once the pane is enrolled.
   setTimeout(() => globalThis.gc?.(), 1000).unref();
   log(`enrolled pane ${place.paneId} (generation ${record.generation}, shell ${shellPid})`);
+}
+
+/** What ending an enrollment needs. */
+interface EndContext {
+  base: string;
+  dir: string;
+  enrollment: string;
+  sock: string;
+  journal: RunJournal;
+  shell: Shell;
+  service: HelperService;
+  server: () => Server | undefined;
+}
+
+/**
+ * The enrollment's end, once (revoked, SIGTERM, the shell gone): the record, journal and socket
+ * go first, the runs are stopped and given a moment to report, then the channel goes and the
+ * helper exits.
+ */
+function ender(cx: EndContext): (why: string, code: number) => void {
+  let ended = false;
+  return (why, code) => {
+    if (ended) return;
+    ended = true;
+    log(`ending: ${why}`);
+    removeQuietly(recordPath(cx.dir, cx.enrollment));
+    // Only a record leads anyone to the journal: without it the journal is of no use. The runs
+    // being stopped now are SIGKILLed on exit if their grace is not over (src/os/process-group.ts).
+    cx.journal.remove();
+    removeQuietly(cx.sock);
+    cx.server()?.close();
+    if (why === 'revoked') cx.service.shutdown('the enrollment was revoked', 'revoked');
+    else cx.service.shutdown('the enrolled shell has exited');
+    const finish = (): void => {
+      channelFiles(cx.base).forEach(removeQuietly);
+      cx.shell.close();
+      process.exit(code);
+    };
+    // Let a stopped run report its outcome (and the audit trail record it) before leaving.
+    void Promise.race([cx.service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
+  };
 }
 
 /** What an unexpected error does: before enrollment, tell the shell; after it, end cleanly. */

@@ -207,6 +207,23 @@ export function makeRecord(
   return { record, secret };
 }
 
+/**
+ * Whether the enrolled shell and the tmux server still run: the same processes (a zombie, dead
+ * but not yet reaped, does not count), and the shell still its program: after an `exec` (the same
+ * pid, another image) it is a new shell, which a signal-woken channel would not notice otherwise.
+ */
+export function liveness(args: Args, place: Place): () => boolean {
+  const same = (pid: number, startTicks: string): boolean => {
+    const st = procStat(pid);
+    return st !== undefined && st.state !== 'Z' && st.startTicks === startTicks;
+  };
+  return () =>
+    process.ppid === args.shellPid &&
+    same(args.shellPid, place.shellStat.startTicks) &&
+    procStat(args.shellPid)?.image === place.shellStat.image &&
+    same(place.serverPid, place.serverStat.startTicks);
+}
+
 /** Listens on the record's socket (0600) for the broker's links. */
 export async function listen(service: HelperService, sock: string, fail: Ending['fail']): Promise<Server> {
   const previousUmask = process.umask(0o077);

@@ -138,20 +138,18 @@ export function refuseJob(
   cx.settle(job, err(code, message, b.run_id));
 }
 
-/** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
-export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
+/** Settles a job whose shell ended or that was cancelled while a step awaited; true when it did. */
+function goneMeanwhile(job: Job, cx: DispatchContext): boolean {
+  if (!job.cancelled && !cx.ended()) return false;
+  // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
+  if (job.state !== 'finished')
+    cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
+  return true;
+}
+
+/** Asks the shell for its state (in ask mode the person for approval), with the trace's stamps. */
+async function askShell(job: Job, cx: DispatchContext): Promise<AskResult> {
   const b = job.binding;
-  const rec = cx.record;
-  const base = { run_id: b.run_id, pane_id: rec.pane_id, script_digest: b.script_digest };
-  const refuse = (code: ErrorCode, message: string, detail?: Record<string, string>): undefined => {
-    refuseJob(job, cx, code, message, detail);
-    return undefined;
-  };
-  if (job.cancelled) return undefined; // settled by cancel() or shutdown()
-  if (cx.ended() || !cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
-  if (shellBusy(rec.shell_pid)) {
-    return refuse('shell_busy', 'the shell is running a command in the foreground (retry when its prompt is back)');
-  }
   job.withdraw = new AbortController();
   if (job.trace) job.trace.asked = monotonicMs();
   const answer = await cx.shell.ask(ASK_TIMEOUT_MS, {
@@ -169,15 +167,19 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
   }
   if (job.state === 'awaiting_approval') job.state = 'queued';
   job.withdraw = undefined;
-  if (job.cancelled || cx.ended()) {
-    // Cancelled (or the shell ended) while the shell was asked: settled there; a late yes is ignored.
-    if (job.state !== 'finished')
-      cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
-    return undefined;
-  }
+  return answer;
+}
+
+/** The shell's (or the person's) answer: the snapshot to run in, or undefined once the job is settled. */
+function admit(job: Job, cx: DispatchContext, answer: AskResult): Snapshot | undefined {
+  const b = job.binding;
+  const base = { run_id: b.run_id, pane_id: cx.record.pane_id, script_digest: b.script_digest };
   if (!answer.ok) {
     const r = askRefusal(answer);
-    if (!r.byPerson) return refuse(r.code, r.message);
+    if (!r.byPerson) {
+      refuseJob(job, cx, r.code, r.message);
+      return undefined;
+    }
     cx.audit.tryAppend({ event: 'refused', ...base, outcome: answer.reason, by: 'person' });
     cx.settle(job, err(r.code, r.message, b.run_id));
     return undefined;
@@ -192,25 +194,16 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       ...(answer.approval === 'remembered' ? { always: true } : {}),
     });
   }
-  const { cwd, env } = answer.snapshot;
-  try {
-    if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
-  } catch {
-    return refuse('cwd_unavailable', `the shell's current directory ${JSON.stringify(cwd)} is not available`);
-  }
-  const walls = await decideSandbox(answer.snapshot, cx);
-  if (job.cancelled || cx.ended()) {
-    if (job.state !== 'finished')
-      cx.settleUnstarted(job, 'shell_exited', 'the enrolled shell has exited', 'shell_exited');
-    return undefined;
-  }
-  if (!walls.ok) {
-    // The trail says which walls were asked for and why they could not be built, as the reply does.
-    const asked = answer.snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
-    return refuse('sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
-  }
-  // Before the spawn, synchronously: a helper killed from here on leaves a note that lets
-  // whoever finds it dead stop the run (src/broker/orphans.ts).
+  return answer.snapshot;
+}
+
+/**
+ * Notes the run before the spawn, synchronously: in the run journal (a helper killed from here on
+ * leaves a note that lets whoever finds it dead stop the run: src/broker/orphans.ts), then in the
+ * audit trail. False (the job refused) when either cannot be written.
+ */
+function noteStart(job: Job, cx: DispatchContext, cwd: string, sandbox: string): boolean {
+  const b = job.binding;
   try {
     cx.journal.note({
       k: 'intent',
@@ -221,15 +214,20 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     });
     job.journaled = true;
   } catch (e) {
-    return refuse(
+    refuseJob(
+      job,
+      cx,
       'audit_unavailable',
       `the run journal cannot be written (${(e as Error).message}); the run was refused rather than run untracked`,
     );
+    return false;
   }
   try {
     cx.audit.append({
       event: 'start',
-      ...base,
+      run_id: b.run_id,
+      pane_id: cx.record.pane_id,
+      script_digest: b.script_digest,
       outcome: 'started',
       server_generation: b.server_generation,
       process_generation: b.process_generation,
@@ -238,21 +236,28 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
       stderr_limit: b.stderr_limit,
       cwd,
       ...(job.background ? { background: true } : {}),
-      sandbox: walls.value,
+      sandbox,
     });
   } catch (e) {
-    return refuse('audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
+    refuseJob(job, cx, 'audit_unavailable', `${(e as Error).message}; the run was refused rather than run unrecorded`);
+    return false;
   }
   if (job.trace) job.trace.audited = monotonicMs();
+  return true;
+}
+
+/** Spawns /bin/sh in the shell's state and waits for the run's end. */
+async function startRun(job: Job, cx: DispatchContext, snapshot: Snapshot, wrap?: RunWrap): Promise<RunOutcome> {
+  const b = job.binding;
   const run = new Run({
     script: job.script,
-    cwd,
-    env,
-    umask: procUmask(rec.shell_pid),
+    cwd: snapshot.cwd,
+    env: snapshot.env,
+    umask: procUmask(cx.record.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
     overflow: job.overflow,
-    ...(walls.wrap ? { wrap: walls.wrap } : {}),
+    ...(wrap ? { wrap } : {}),
   });
   job.run = run;
   const pgid = run.start();
@@ -274,4 +279,43 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     job.trace.drained = run.endedAt;
   }
   return o;
+}
+
+/** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
+export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcome | undefined> {
+  if (job.cancelled) return undefined; // settled by cancel() or shutdown()
+  if (cx.ended() || !cx.alive()) {
+    refuseJob(job, cx, 'shell_exited', 'the enrolled shell has exited');
+    return undefined;
+  }
+  if (shellBusy(cx.record.shell_pid)) {
+    refuseJob(
+      job,
+      cx,
+      'shell_busy',
+      'the shell is running a command in the foreground (retry when its prompt is back)',
+    );
+    return undefined;
+  }
+  const answer = await askShell(job, cx);
+  if (goneMeanwhile(job, cx)) return undefined;
+  const snapshot = admit(job, cx, answer);
+  if (!snapshot) return undefined;
+  try {
+    if (!statSync(snapshot.cwd).isDirectory()) throw new Error('not a directory');
+  } catch {
+    const where = JSON.stringify(snapshot.cwd);
+    refuseJob(job, cx, 'cwd_unavailable', `the shell's current directory ${where} is not available`);
+    return undefined;
+  }
+  const walls = await decideSandbox(snapshot, cx);
+  if (goneMeanwhile(job, cx)) return undefined;
+  if (!walls.ok) {
+    // The trail says which walls were asked for and why they could not be built, as the reply does.
+    const asked = snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
+    refuseJob(job, cx, 'sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
+    return undefined;
+  }
+  if (!noteStart(job, cx, snapshot.cwd, walls.value)) return undefined;
+  return startRun(job, cx, snapshot, walls.wrap);
 }

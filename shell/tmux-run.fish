@@ -10,7 +10,8 @@
 # line from the screen, through read-only tmux calls, since a fish 3 handler cannot see it), with
 # the current directory and exported environment (the protocol: helper/shell/signal.ts).
 # TMUX_RUN_NOTIFY=off hides the notices drawn when a run starts and ends. Ask mode
-# (TMUX_RUN_APPROVE=ask) is not available in fish: every run is refused approval_unavailable.
+# (TMUX_RUN_APPROVE=ask) is not available in fish: every run is refused approval_unavailable
+# (fish 3's `read` has no timeout: a question could neither expire nor be withdrawn).
 #
 # Sourcing defines only functions and globals whose names start with tmux_run_ or _tmux_run_;
 # three of the functions are event handlers (fish_prompt, fish_preexec, SIGWINCH) that return at

@@ -3,7 +3,7 @@ import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell, type Color } from './output.js';
 import { existingRegistryDir } from './registry-dir.js';
-import { shellQuote, snippetPath } from '../os/package-root.js';
+import { SHELLS, snippetFor, sourceLineFor } from './shells.js';
 import type { Command } from './command.js';
 
 const STATE_COLOR: Record<PaneListing['state'], Color> = {
@@ -38,7 +38,8 @@ Options:
       return 0;
     }
     if (list.length === 0) {
-      io.out(`No panes are enrolled. To enroll one, run this in its zsh:\n  source ${shellQuote(snippetPath())}\n`);
+      const lines = SHELLS.map((sh) => `  ${`${sh.name}:`.padEnd(6)}${sourceLineFor(sh, snippetFor(sh))}`);
+      io.out(`No panes are enrolled. To enroll one, run this in its shell:\n${lines.join('\n')}\n`);
       return 0;
     }
     const rows: Cell[][] = [

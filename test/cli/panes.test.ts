@@ -78,6 +78,7 @@ describe('tmux-run panes and revoke', () => {
     const table = await runCli(['panes'], s.env);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain(`source ${SNIPPET}`);
+    expect(table.stdout).toContain(`fish: source ${SNIPPET.replace(/zsh$/, 'fish')}`);
     expect(table.stdout).toMatch(/No panes are enrolled/);
     expect(await listed(s.env)).toEqual([]);
     // A registry directory that does not exist yet is "nothing enrolled" as well.

@@ -10,7 +10,7 @@ import { waitUntil } from '../support/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { waitListed } from '../support/enrollment.js';
 import type { Pane } from '../support/pane.js';
-import { fishFixture, fishPane, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
+import { enrollFish, fishFixture, fishPane, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
 
 /** A right prompt (once show_right is set) and a SIGWINCH handler of the person's that counts. */
 const PERSON = `function fish_right_prompt; set -q show_right; and echo RIGHT; end
@@ -128,6 +128,23 @@ describe('the line in a fish pane', () => {
     await shows(/^\[I\] \$ +RIGHT$/);
     expect(ok(await fx.run('cat $HOME/vi.out', listing)).stdout.data).toBe('vi\n');
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('prompts of several lines', () => {
+  it('checks a two-line prompt that shows the last status (rendered with the status the person saw)', async () => {
+    const config = `function fish_prompt; set -l s $status; echo top; printf '[%s] $ ' $s; end\n`;
+    const pane = await fishPane(fx.server, { config, prompt: '[0] $ ' });
+    const listing = await enrollFish(pane);
+    await pane.type('false', { enter: true });
+    await waitUntil(async () => (await screenOf(pane)).endsWith('false\ntop\n[1] $'), 10_000, 'the prompt after false');
+    expect(ok(await fx.run('echo two', listing)).stdout.data).toBe('two\n');
+    await pane.type('x');
+    const marker = join(fx.server.home, 'two-marker');
+    const s = await fx.run(`touch ${marker}`, listing);
+    expect(s.error).toMatchObject({ code: 'editor_not_empty', effects: { state: 'none' } });
+    expect(existsSync(marker)).toBe(false);
+    await pane.kill();
   });
 });
 

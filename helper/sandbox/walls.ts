@@ -94,6 +94,7 @@ export class Walls {
     home: string,
     prctl: number,
     readonly key: string,
+    private readonly idleMs: number = WALLS_IDLE_MS,
   ) {
     sweepDirs(home);
     this.dir = mkdtempSync(`${home}/${DIR_PREFIX}${process.pid}-`);
@@ -300,7 +301,7 @@ export class Walls {
   private armIdle(): void {
     clearTimeout(this.idle);
     if (this.closed) return;
-    this.idle = setTimeout(() => this.close(), WALLS_IDLE_MS);
+    this.idle = setTimeout(() => this.close(), this.idleMs);
     this.idle.unref();
   }
 

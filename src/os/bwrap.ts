@@ -15,6 +15,8 @@ export { PERL };
 export const STATUS_FD = 3;
 
 /**
+ * The probe's waiter (probeBwrap below: `tmux-run doctor` and a helper's first sandboxed run);
+ * runs themselves go into a pane's kept-alive walls, whose waiter is helper/sandbox/waiter.ts.
  * The waiter (perl -e), the sandbox's pid 1 (`--as-pid-1`): forks the script in its own process
  * group (as a plain run's /bin/sh is), reaps every child until the script has ended, and writes
  * `S` once the fork worked and `W STATUS\n` with the script's raw wait status on descriptor 3,

@@ -12,6 +12,14 @@ import { Walls } from '../../helper/sandbox/walls.js';
 import { prctlNumber, WALLS_WAITER, INNER_SOCKET } from '../../helper/sandbox/waiter.js';
 import { reportOf } from '../../helper/run/outcome.js';
 import { findBwrap, PERL, processWalls, WAITER_READY } from '../../src/os/bwrap.js';
+import { childrenOf } from '../../src/os/proc.js';
+import { waitUntil } from '../support/waiting.js';
+
+/** utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15). */
+const cpuTicks = (pid: number): number => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
 
 const bwrap = findBwrap({});
 const BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
@@ -135,6 +143,23 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
     );
     expect(report.reply).toMatchObject({ type: 'error', code: 'sandbox_unavailable', ran: false });
     expect(report.end).toMatchObject({ outcome: 'sandbox_unavailable', ran: false });
+  });
+});
+
+describe.skipIf(!usable)('idle walls', () => {
+  it('cost no CPU while idle, and end once unused for their idle time', async () => {
+    const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'idle', 1500);
+    expect((await run('echo up', w)).stdout.toString()).toBe('up\n');
+    const pids = [w.pgid!, ...childrenOf(w.pgid!)];
+    const ticks = (): number[] => pids.map((p) => cpuTicks(p));
+    const before = ticks();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ticks()).toEqual(before);
+    await waitUntil(
+      () => (w.closed && pids.every((p) => !existsSync(`/proc/${p}`))) || undefined,
+      20_000,
+      'idle walls to end',
+    );
   });
 });
 

@@ -227,7 +227,7 @@ describe('tmux-run setup', () => {
       `✓ tmux-run: ${process.execPath} ${MCP_BIN} --enable-tool tmux_run (stdio) - Connected`,
     );
     expect(gemini.stdout + gemini.stderr).toMatch(/other: \/bin\/cat -u/);
-  }, 120_000);
+  }, 300_000);
 
   it('prints a `claude mcp add` line that Claude Code runs, giving the entry --write would', async () => {
     const printed = JSON.parse((await setup(['--no-zshrc', '--json'])).stdout) as Report;

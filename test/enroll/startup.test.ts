@@ -15,8 +15,8 @@ import type { TmuxServer } from '../support/server.js';
 import { sleep, waitUntil } from '../support/waiting.js';
 
 let server: TmuxServer;
-/** A node that takes a second to start: a wrapper that sleeps, then execs the real one. */
-let slowNode: string;
+/** The held nodes a test made: released after it, so that no wrapper waits on. */
+const held: Array<{ release(): void }> = [];
 
 const scope = useServer();
 /** The panes a test opened: closed after it, whatever happened, so that one failure stays one. */
@@ -27,6 +27,7 @@ const newPane = async (opts?: Parameters<TmuxServer['newPane']>[0]): Promise<Pan
   return p;
 };
 afterEach(async () => {
+  for (const h of held.splice(0)) h.release();
   for (const p of opened.splice(0)) await p.kill().catch(() => undefined);
   // A kept log (a failed start) or anything a failed test left must not fail the next test too.
   await waitEmpty(server.registryDir, 3000).catch(() => {
@@ -35,8 +36,6 @@ afterEach(async () => {
 });
 beforeAll(() => {
   server = scope.server;
-  slowNode = join(server.baseDir, 'slow-node');
-  writeFileSync(slowNode, `#!/bin/sh\nsleep 1\nexec '${process.execPath}' "$@"\n`, { mode: 0o700 });
 });
 
 /**
@@ -52,8 +51,15 @@ function heldNode(name: string, rest: string): { path: string; started: string; 
   writeFileSync(path, `#!/bin/sh\n: > '${started}'\nwhile [ ! -e '${released}' ]; do sleep 0.05; done\n${rest}\n`, {
     mode: 0o700,
   });
-  return { path, started, release: () => writeFileSync(released, '') };
+  const node = { path, started, release: () => writeFileSync(released, '') };
+  held.push(node);
+  return node;
 }
+
+let slowCount = 0;
+/** A node that starts only when the test releases it: a start that is still under way. */
+const slowNode = (): ReturnType<typeof heldNode> =>
+  heldNode(`slow-node-${++slowCount}`, `exec '${process.execPath}' "$@"`);
 
 /** Nothing of an enrollment anywhere: no file, no helper (or its wrapper), nothing listed. */
 async function expectNothingLeft(timeoutMs = 5000): Promise<void> {
@@ -110,14 +116,16 @@ describe('a start that is interrupted, abandoned or repeated', () => {
   it('^C at the prompt during the start abandons it: said once, no file, no process; then it enrolls as usual', async () => {
     const pane = await newPane();
     const shellPid = await pane.shellPid();
-    expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
+    const slow = slowNode();
+    expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slow.path} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
     expect(helperChildren(shellPid)).toHaveLength(1);
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
     const said = 'tmux-run: not enrolled: interrupted while the helper was starting';
     await pane.waitFor((s) => s.includes(said));
     await expectNothingLeft();
     expect(helperChildren(shellPid)).toEqual([]);
-    await sleep(1500); // past the wrapper's second: nothing comes back
+    slow.release(); // (the wrapper is gone: nothing comes back)
+    await sleep(500);
     expect(await listed(server.registryDir)).toEqual([]);
     expect(await pane.run('print -r -- ${+functions[TRAPINT]} ${+_tmux_run_helper_pid}')).toBe('0 0');
     expect((await pane.capture()).split(said)).toHaveLength(2);
@@ -139,9 +147,11 @@ describe('a start that is interrupted, abandoned or repeated', () => {
     const shellPid = await pane.shellPid();
     const theirs = join(server.baseDir, 'their-trap-ran');
     await pane.run(`trap 'print -r -- theirs >> ${theirs}' INT`);
-    expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
+    const slow = slowNode();
+    expect(await pane.runWithStatus(`TMUX_RUN_NODE=${slow.path} source ${SNIPPET}`)).toEqual({ output: '', status: 0 });
     await server.tmux(['send-keys', '-t', pane.id, 'C-c']);
     await waitUntil(() => existsSync(theirs), 5000, 'their trap to run');
+    slow.release();
     const listing = await waitListed(pane, shellPid);
     expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);
     expect(await pane.run('print -r -- ${+functions[TRAPINT]}')).toBe('0');
@@ -151,10 +161,12 @@ describe('a start that is interrupted, abandoned or repeated', () => {
 
   it('kill-pane during the start leaves no file and no process', async () => {
     const pane = await newPane();
-    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).status).toBe(0);
+    const slow = slowNode();
+    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slow.path} source ${SNIPPET}`)).status).toBe(0);
     expect(filesIn(server.registryDir).length).toBeGreaterThan(0);
     expect(helpersIn(server.baseDir)).toHaveLength(1);
     await pane.kill();
+    slow.release(); // node then starts and finds its shell gone
     await expectNothingLeft();
   });
 
@@ -170,8 +182,10 @@ describe('a start that is interrupted, abandoned or repeated', () => {
 
   it('`exec zsh -i` during the start leaves no file and no process; the new shell is not enrolled', async () => {
     const pane = await newPane();
-    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).status).toBe(0);
+    const slow = slowNode();
+    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slow.path} source ${SNIPPET}`)).status).toBe(0);
     await pane.run('exec zsh -i');
+    slow.release();
     await expectNothingLeft();
     expect(await pane.run('print -r -- ${+_tmux_run_helper_pid}')).toBe('0');
     await pane.kill();
@@ -180,28 +194,32 @@ describe('a start that is interrupted, abandoned or repeated', () => {
   it('tmux_run_unenroll during the start ends it: no file, no process', async () => {
     const pane = await newPane();
     const shellPid = await pane.shellPid();
-    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slowNode} source ${SNIPPET}`)).status).toBe(0);
+    const slow = slowNode();
+    expect((await pane.runWithStatus(`TMUX_RUN_NODE=${slow.path} source ${SNIPPET}`)).status).toBe(0);
     expect(await pane.runWithStatus('tmux_run_unenroll')).toEqual({
       output: `tmux-run: pane ${pane.id} unenrolled`,
       status: 0,
     });
     await expectNothingLeft();
     expect(helperChildren(shellPid)).toEqual([]);
-    await sleep(1500); // past the wrapper's second: nothing comes back
+    slow.release(); // (the wrapper is gone: nothing comes back)
+    await sleep(500);
     expect(await listed(server.registryDir)).toEqual([]);
     expect(await pane.run('print -r -- ${+_tmux_run_helper_pid} ${#${(M)precmd_functions:#*tmux_run*}}')).toBe('0 0');
     await pane.kill();
   });
 
   it('sourced twice in .zshrc during the start: one helper, one enrollment, nothing printed', async () => {
+    const slow = slowNode();
     const pane = await newPane({
-      env: { TMUX_RUN_NODE: slowNode },
+      env: { TMUX_RUN_NODE: slow.path },
       zshrc: `PROMPT='$ '\nsource ${SNIPPET}\nsource ${SNIPPET}\n`,
     });
     const shellPid = await pane.shellPid();
     // From .zshrc the helper starts once the first prompt is drawn (shell/tmux-run.zsh, _tmux_run_defer).
     await waitUntil(() => helpersIn(server.baseDir).length > 0, 5000, 'the helper to start');
     expect(helpersIn(server.baseDir)).toHaveLength(1);
+    slow.release();
     const listing = await waitListed(pane, shellPid);
     expect(await listed(server.registryDir)).toHaveLength(1);
     expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);

@@ -1,7 +1,7 @@
 // tmux_run_start, tmux_run_wait, tmux_run_cancel and tmux_runs on the real stack: a run outlives
 // the call that started it and the client's timeout, waits fetch its result (also from a new
 // broker), cancel works queued and running, and at most 32 finished results are held per pane.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
@@ -42,7 +42,9 @@ describe('long runs', () => {
   });
 
   it('a run longer than the client timeout finishes; a later wait (and a new broker) fetches the same result', async () => {
-    const script = `sleep 3; echo "long done in $TMUX_PANE"; echo warn >&2; exit 3`;
+    // It runs until the test lets it end, so it is still running after the client gave up.
+    const go = join(marks, 'long-go');
+    const script = `until [ -e '${go}' ]; do sleep 0.05; done; echo "long done in $TMUX_PANE"; echo warn >&2; exit 3`;
     const started = await start(mcp.client, listing, script);
     expect(started.pending).toMatchObject({ target: targetOf(listing), stdout_bytes: 0 });
     expect(['queued', 'running']).toContain(started.pending.state);
@@ -53,6 +55,7 @@ describe('long runs', () => {
     const pending = await wait(mcp.client, listing, runId, 0);
     expect(pending.pending).toMatchObject({ run_id: runId, state: 'running' });
     expect(pending.pending.elapsed_ms).toBeGreaterThanOrEqual(2000);
+    writeFileSync(go, '');
     const other = await scope.startMcp();
     try {
       const final = await finalOf(other.client, listing, runId);

@@ -252,7 +252,12 @@ function noteStart(job: Job, cx: DispatchContext, cwd: string, sandbox: string):
 }
 
 /** Spawns /bin/sh in the shell's state and waits for the run's end. */
-async function startRun(job: Job, cx: DispatchContext, snapshot: Snapshot, launcher?: RunLauncher): Promise<RunOutcome> {
+async function startRun(
+  job: Job,
+  cx: DispatchContext,
+  snapshot: Snapshot,
+  launcher?: RunLauncher,
+): Promise<RunOutcome> {
   const b = job.binding;
   const run = new Run({
     script: job.script,

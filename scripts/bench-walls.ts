@@ -109,7 +109,7 @@ async function spawnerOption(afterDir: string): Promise<{ run: () => Promise<num
   // A plain run needs no subreaper and no sweep of what it left (the helper stops its group after
   // the drain, as today): the waiter without those two steps.
   const plain = w.WALLS_WAITER.replace('syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125;', '').replace(
-    / {2}while \(1\) \{ my @k = kids\(\);[\s\S]*?unless \$n \}\n/,
+    / {2}while \(1\) \{ my \$r = waitpid\(-1, 1\);[\s\S]*?unless \$n \}\n/,
     '',
   );
   if (plain.includes('kids();') || plain.includes('syscall('))

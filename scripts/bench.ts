@@ -389,7 +389,8 @@ interface Metrics {
   ratio_mid: number;
   output_full_ms: Stats;
   output_poll_ms: Stats;
-  trace: { true: StageTable; mid: StageTable; big: StageTable };
+  /** `boxed`: `true` in the sandboxed pane of sandboxBench (absent without bwrap). */
+  trace: { true: StageTable; mid: StageTable; big: StageTable; boxed?: StageTable };
   broker_rss_kb: number | undefined;
   broker_rss_kb_start: number | undefined;
   broker_rss_kb_after: number | undefined;
@@ -421,6 +422,8 @@ interface SandboxMetrics {
   /** RSS of the sandboxed pane's helper before its first sandboxed run and after them. */
   helper_rss_kb_before: number;
   helper_rss_kb_after: number;
+  /** The sandboxed pane, for the traced runs. */
+  boxed: PaneListing;
 }
 
 /**
@@ -460,6 +463,7 @@ async function sandboxBench(
     cost_ms: boxedStats.median - plainStats.median,
     helper_rss_kb_before: before,
     helper_rss_kb_after: after,
+    boxed: boxed.listing,
   };
 }
 
@@ -655,11 +659,16 @@ try {
   const traceFile = join(runRootDir, 'trace.jsonl');
   const traced = await scope.startMcp({ ...brokerOptions, env: { TMUX_RUN_TRACE: traceFile } });
   tracing.add(traced.client);
-  const tracedRuns = async (script: string, n: number, extra: { stdout_limit?: number } = {}): Promise<string[]> => {
-    for (let i = 0; i < N.bigWarm; i++) await run(traced.client, one, script, extra);
+  const tracedRuns = async (
+    script: string,
+    n: number,
+    extra: { stdout_limit?: number } = {},
+    pane: PaneListing = one,
+  ): Promise<string[]> => {
+    for (let i = 0; i < N.bigWarm; i++) await run(traced.client, pane, script, extra);
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      const id = (await run(traced.client, one, script, extra)).data?.authorization?.run_id;
+      const id = (await run(traced.client, pane, script, extra)).data?.authorization?.run_id;
       if (id !== undefined) ids.push(id);
     }
     return ids;
@@ -668,6 +677,7 @@ try {
     true: stageTable(traceFile, await tracedRuns('true', N.rtt)),
     mid: stageTable(traceFile, await tracedRuns(MID_SCRIPT, N.big)),
     big: stageTable(traceFile, await tracedRuns(BIG_SCRIPT, N.big, { stdout_limit: BIG })),
+    ...(m.sandbox ? { boxed: stageTable(traceFile, await tracedRuns('true', N.rtt, {}, m.sandbox.boxed)) } : {}),
   };
   await traced.close();
   // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
@@ -816,13 +826,13 @@ function report(m: Metrics): void {
   if (m.walls) lines.push('', ...wallsBenchLines(m.walls));
   if (m.prompt_cost) lines.push(...promptCostLines(m.prompt_cost));
   if (m.watch) lines.push(...watchCostLines(m.watch));
-  const t = [m.trace.true, m.trace.mid, m.trace.big];
+  const t = [m.trace.true, m.trace.mid, m.trace.big, ...(m.trace.boxed ? [m.trace.boxed] : [])];
   if (t.every((x) => x.n === 0)) lines.push('', 'No traced runs: this broker writes no trace (TMUX_RUN_TRACE).');
   else {
     lines.push(
       '',
-      `| stage: median ms since the one before (traced runs) | true | ${MID} bytes | ${BIG} bytes |`,
-      `| --- | ---: | ---: | ---: |`,
+      `| stage: median ms since the one before (traced runs) | true | ${MID} bytes | ${BIG} bytes |${m.trace.boxed ? ' true, sandboxed |' : ''}`,
+      `| --- | ---: | ---: | ---: |${m.trace.boxed ? ' ---: |' : ''}`,
     );
     for (const s of TRACE_STAGES.slice(1)) {
       if (t.every((x) => x.stages[s] === undefined)) continue;

@@ -2,7 +2,7 @@
 // sandboxArgs): each path's real path and kind, and the git repositories in the writable trees —
 // the cwd's own (found upwards), those a writable tree lies in, and every one below them (`.git`
 // entries and bare repositories: a bounded search, see REPO_SEARCH).
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   planPaths,
@@ -30,27 +30,56 @@ export const REPO_SEARCH = {
   shallowDepth: 3,
 };
 
-/** The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its kind. */
-export function pathFact(p: string): PathFact {
+/** What one decision learned of paths already (their facts are asked many times: every hidden path has the same parents). */
+export type FactMemo = Map<string, PathFact>;
+
+/**
+ * The real path of `p` (for a missing path: its nearest existing parent's, plus the rest) and its
+ * kind. `memo` holds the facts found so far in the same decision.
+ */
+export function pathFact(p: string, memo: FactMemo = new Map()): PathFact {
+  const known = memo.get(p);
+  if (known) return known;
+  const fact = resolveFact(p, memo);
+  memo.set(p, fact);
+  return fact;
+}
+
+function resolveFact(p: string, memo: FactMemo): PathFact {
+  let st: Stats | undefined;
+  let present = true;
   try {
-    const real = realpathSync.native(fsPath(p), { encoding: 'buffer' }).toString('latin1');
-    let kind: PathFact['kind'] = 'missing';
-    try {
-      kind = statSync(fsPath(real)).isDirectory() ? 'dir' : 'file';
-    } catch {
-      // gone in between
-    }
-    return { real, kind };
+    st = lstatSync(fsPath(p), { throwIfNoEntry: false });
+    present = st !== undefined;
   } catch {
-    const parent = dirname(p);
-    if (parent === p) return { real: p, kind: 'missing' };
-    return { real: join(pathFact(parent).real, basename(p)), kind: 'missing' };
+    // unreadable on the way: realpath tells
   }
+  // Missing outright: no realpath walk that can only fail; the parent's fact instead.
+  if (present) {
+    try {
+      const real = realpathSync.native(fsPath(p), { encoding: 'buffer' }).toString('latin1');
+      // A path that is its own real path is no symlink: what lstat saw is what stat would.
+      if (real === p && st && !st.isSymbolicLink()) return { real, kind: st.isDirectory() ? 'dir' : 'file' };
+      let kind: PathFact['kind'] = 'missing';
+      try {
+        kind = statSync(fsPath(real)).isDirectory() ? 'dir' : 'file';
+      } catch {
+        // gone in between
+      }
+      return { real, kind };
+    } catch {
+      // a dangling symlink, or a part that cannot be read: as a missing path
+    }
+  }
+  const parent = dirname(p);
+  if (parent === p) return { real: p, kind: 'missing' };
+  return { real: join(pathFact(parent, memo).real, basename(p)), kind: 'missing' };
 }
 
 function entryKind(p: string): EntryKind {
   try {
-    const st = lstatSync(fsPath(p));
+    const st = lstatSync(fsPath(p), { throwIfNoEntry: false });
+    if (!st) return 'missing';
     return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'dir' : 'file';
   } catch {
     return 'missing';
@@ -58,10 +87,10 @@ function entryKind(p: string): EntryKind {
 }
 
 /** What a gitlink file (`gitdir: PATH`) points at, resolved; undefined when it says nothing usable. */
-function gitlinkTarget(file: string): string | undefined {
+function gitlinkTarget(file: string, memo: FactMemo): string | undefined {
   try {
     const m = /^gitdir: *(.+?)\s*$/m.exec(readFileSync(fsPath(file)).toString('latin1').slice(0, 4096));
-    return m?.[1] ? pathFact(resolve(dirname(file), m[1])).real : undefined;
+    return m?.[1] ? pathFact(resolve(dirname(file), m[1]), memo).real : undefined;
   } catch {
     return undefined;
   }
@@ -71,16 +100,18 @@ class RepoSet {
   readonly dirs = new Set<string>();
   readonly links: { path: string; symlink: boolean }[] = [];
 
+  constructor(private readonly memo: FactMemo) {}
+
   /** A `.git` entry found at `p` (real path of its directory plus `.git`). */
   entry(p: string, kind: EntryKind): void {
     if (kind === 'dir') this.dirs.add(p);
     else if (kind === 'file') {
       this.links.push({ path: p, symlink: false });
-      const target = gitlinkTarget(p);
+      const target = gitlinkTarget(p, this.memo);
       if (target) this.dirs.add(target);
     } else if (kind === 'link') {
       this.links.push({ path: p, symlink: true });
-      const target = pathFact(p);
+      const target = pathFact(p, this.memo);
       if (target.kind === 'dir') this.dirs.add(target.real);
     }
   }
@@ -141,9 +172,9 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
 }
 
 /** Each path of `plan` with its real path and kind. */
-export function pathFacts(plan: SandboxPlan): Map<string, PathFact> {
+export function pathFacts(plan: SandboxPlan, memo: FactMemo = new Map()): Map<string, PathFact> {
   const paths = new Map<string, PathFact>();
-  for (const p of planPaths(plan)) paths.set(p, pathFact(p));
+  for (const p of planPaths(plan)) paths.set(p, pathFact(p, memo));
   return paths;
 }
 
@@ -151,9 +182,10 @@ export function pathFacts(plan: SandboxPlan): Map<string, PathFact> {
 export function gatherFacts(
   plan: SandboxPlan,
   maxDirs = REPO_SEARCH.maxDirs,
-  paths: ReadonlyMap<string, PathFact> = pathFacts(plan),
+  memo: FactMemo = new Map(),
+  paths: ReadonlyMap<string, PathFact> = pathFacts(plan, memo),
 ): SandboxFacts {
-  const repos = new RepoSet();
+  const repos = new RepoSet(memo);
   // The cwd's own repository, found upwards; and any git directory a writable tree lies in (the
   // cwd at .git/hooks, a TMUX_RUN_SANDBOX_WRITE naming a .git): such a tree is refused.
   const cwd = paths.get(plan.cwd)?.real ?? plan.cwd;
@@ -173,7 +205,7 @@ export function gatherFacts(
     }
   }
   for (const g of plan.gitDirs) {
-    const f = pathFact(g);
+    const f = pathFact(g, memo);
     if (f.kind === 'dir') repos.dirs.add(f.real);
   }
   const budget = { left: maxDirs };

@@ -8,7 +8,7 @@ import { homedir, userInfo } from 'node:os';
 import { probeBwrap, type ProbeResult } from '../../src/os/bwrap.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxValue } from './policy.js';
-import { gatherFacts, pathFacts } from './facts.js';
+import { gatherFacts, pathFacts, type FactMemo } from './facts.js';
 import { bytesOf, type Snapshot } from '../shell/snapshot.js';
 import type { RunLauncher } from '../run/runner.js';
 import { Walls } from './walls.js';
@@ -56,10 +56,12 @@ export async function sandboxFor(
   if (prctl === undefined)
     return { ok: false, message: `the sandbox does not know this architecture (${process.arch})` };
   // A writable tree that may not be (the cwd at ~ or /) is refused before the search for repositories.
-  const paths = pathFacts(planned.plan);
+  // One decision's facts: each path resolved once, however many plan paths share it as a parent.
+  const memo: FactMemo = new Map();
+  const paths = pathFacts(planned.plan, memo);
   const refused = refuseWritable(planned.plan, paths);
   if (refused) return { ok: false, message: text(refused.message) };
-  const walls = sandboxArgs(planned.plan, gatherFacts(planned.plan, undefined, paths));
+  const walls = sandboxArgs(planned.plan, gatherFacts(planned.plan, undefined, memo, paths));
   if (!walls.ok) return { ok: false, message: text(walls.message) };
   // The policy is every argument but the cwd (the last two, `--chdir DIR`), which each run brings.
   const args = walls.args.slice(0, -2);
@@ -80,10 +82,15 @@ export async function sandboxFor(
   };
 }
 
+/** The helper's user's home in the password database (looked up once: every run asked for it). */
+let home: string | undefined;
 function safeHome(): string {
-  try {
-    return userInfo().homedir;
-  } catch {
-    return homedir();
+  if (home === undefined) {
+    try {
+      home = userInfo().homedir;
+    } catch {
+      home = homedir();
+    }
   }
+  return home;
 }

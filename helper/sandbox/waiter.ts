@@ -30,8 +30,8 @@ export const prctlNumber = (arch: string = process.arch): number | undefined => 
  * forks /bin/sh -c SCRIPT in its own session with the exact cwd, umask and environment and the two
  * stream sockets as descriptors 1 and 2 (stdin /dev/null, nothing else open), writes `S PID`, waits
  * for it, then SIGKILLs whatever the run left (every orphan of the run is its child, setsid, nohup
- * and double forks included) until it has no child at all, and only then writes `W STATUS` (the raw
- * wait status) and exits. A chdir or exec that fails is written `C errno` / `E errno`, nothing run.
+ * and double forks included; /proc is read only when some child is left) until it has no child at
+ * all, and only then writes `W STATUS` (the raw wait status) and exits. A chdir or exec that fails is written `C errno` / `E errno`, nothing run.
  * As the namespace's init the waiter ignores the signals a run sends it, and SIGCHLD (its orphans,
  * left only by a reaper that was killed, are reaped by the kernel).
  */
@@ -57,8 +57,8 @@ sub run_one { my ($t, $um, $cwd, $script, @env) = split(/\\0/, $_[0], -1); pop @
     exec { "/bin/sh" } "/bin/sh", "-c", $script; syswrite($st, "E " . ($! + 0) . "\\n"); exit 127 }
   close $out; close $err; syswrite($st, "S $p\\n"); my $w = 0;
   while (1) { my $k = waitpid(-1, 0); if ($k == $p) { $w = $?; last } last if $k == -1 && !$!{EINTR} }
-  while (1) { my @k = kids(); if (!@k) { my $r = waitpid(-1, 1); last if $r == -1; next if $r > 0;
-      select(undef, undef, undef, 0.001); next } kill 9, @k; my $n = 0; $n++ while waitpid(-1, 1) > 0;
+  while (1) { my $r = waitpid(-1, 1); last if $r == -1; next if $r > 0; my @k = kids();
+    if (!@k) { select(undef, undef, undef, 0.001); next } kill 9, @k; my $n = 0; $n++ while waitpid(-1, 1) > 0;
     select(undef, undef, undef, 0.001) unless $n }
   syswrite($st, "W $w\\n"); exit 0 }
 while (1) { my $req = readn(hex(readn(8))); my $p = fork;

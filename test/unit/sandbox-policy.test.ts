@@ -386,4 +386,38 @@ describe('facts gathered from a real tree', () => {
     const inGit = gatherFacts({ ...p, cwd: hooks, writable: [{ path: hooks, from: 'cwd' }] });
     expect(inGit.repos.map((r) => r.dir)).toContain(join(proj, '.git'));
   });
+
+  it("a decision's memo changes no fact: shared parents, a symlinked parent, a dangling symlink, a file on the way", () => {
+    const base = mkdtempSync(join(root, 'memo-'));
+    mkdirSync(join(base, 'real', 'dir'), { recursive: true });
+    writeFileSync(join(base, 'real', 'file'), '');
+    symlinkSync(join(base, 'real'), join(base, 'link'));
+    symlinkSync(join(base, 'nowhere'), join(base, 'dangling'));
+    const paths = [
+      join(base, 'link', 'dir'),
+      join(base, 'link', 'missing', 'x'),
+      join(base, 'link', 'missing', 'y'),
+      join(base, 'link', 'file'),
+      join(base, 'link', 'file', 'under-a-file'),
+      join(base, 'dangling'),
+      join(base, 'dangling', 'below'),
+      join(base, 'real'),
+      base,
+    ];
+    const memo = new Map();
+    const shared = paths.map((p) => pathFact(p, memo));
+    // Each asked alone (a fresh memo each): the same facts.
+    expect(shared).toEqual(paths.map((p) => pathFact(p)));
+    expect(shared).toEqual([
+      { real: join(base, 'real', 'dir'), kind: 'dir' },
+      { real: join(base, 'real', 'missing', 'x'), kind: 'missing' },
+      { real: join(base, 'real', 'missing', 'y'), kind: 'missing' },
+      { real: join(base, 'real', 'file'), kind: 'file' },
+      { real: join(base, 'real', 'file', 'under-a-file'), kind: 'missing' },
+      { real: join(base, 'dangling'), kind: 'missing' },
+      { real: join(base, 'dangling', 'below'), kind: 'missing' },
+      { real: join(base, 'real'), kind: 'dir' },
+      { real: base, kind: 'dir' },
+    ]);
+  });
 });

@@ -2,7 +2,7 @@
 // sandboxArgs): each path's real path and kind, and the git repositories in the writable trees —
 // the cwd's own (found upwards), those a writable tree lies in, and every one below them (`.git`
 // entries and bare repositories: a bounded search, see REPO_SEARCH).
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   planPaths,
@@ -13,9 +13,7 @@ import {
   type SandboxFacts,
   type SandboxPlan,
 } from './policy.js';
-
-/** A path of the plan (latin1: one character per byte) as the file system takes it. */
-const fsPath = (p: string): Buffer => Buffer.from(p, 'latin1');
+import { fsPath, isGitDir, Listings } from './listings.js';
 
 /**
  * The search for repositories below a writable tree: breadth first, symlinks never followed,
@@ -117,11 +115,6 @@ class RepoSet {
   }
 }
 
-/** A git directory as git itself recognises one: HEAD, objects/ and refs/ (a `.git` or a bare repository). */
-function isGitDir(names: ReadonlyMap<string, 'dir' | 'other'>): boolean {
-  return names.has('HEAD') && names.get('objects') === 'dir' && names.get('refs') === 'dir';
-}
-
 /** Whether the directory `dir` is itself a git directory (looked at with lstat, without reading it). */
 function gitDirAt(dir: string): boolean {
   const kind = (n: string): 'dir' | 'other' | undefined => {
@@ -137,7 +130,14 @@ function gitDirAt(dir: string): boolean {
 }
 
 /** Breadth-first search of `root` for `.git` entries and bare repositories; false when it gave up. */
-function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: { left: number }): boolean {
+function searchTree(
+  root: string,
+  repos: RepoSet,
+  visited: Set<string>,
+  budget: { left: number },
+  listings: Listings,
+): boolean {
+  listings.tree(root);
   // Each directory with how many more levels may be read below it (Infinity: no bound).
   const queue: [string, number][] = [[root, Infinity]];
   for (let i = 0; i < queue.length; i++) {
@@ -145,28 +145,17 @@ function searchTree(root: string, repos: RepoSet, visited: Set<string>, budget: 
     if (visited.has(dir)) continue;
     visited.add(dir);
     if (--budget.left < 0) return false;
-    let entries;
-    try {
-      entries = readdirSync(fsPath(dir), { withFileTypes: true, encoding: 'buffer' }).map((e) => ({
-        name: (e.name as unknown as Buffer).toString('latin1'),
-        isDirectory: () => e.isDirectory(),
-        isSymbolicLink: () => e.isSymbolicLink(),
-      }));
-    } catch {
-      continue; // unreadable: the run cannot write there either
-    }
-    const names = new Map(entries.map((e): [string, 'dir' | 'other'] => [e.name, e.isDirectory() ? 'dir' : 'other']));
-    if (isGitDir(names)) {
+    const l = listings.read(dir);
+    if (!l) continue; // unreadable: the run cannot write there either
+    if (l.gitDir) {
       repos.dirs.add(dir); // a bare repository (or a git directory named otherwise): locked whole
       continue;
     }
-    for (const e of entries) {
-      const p = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
-      if (e.name === '.git') repos.entry(p, e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'dir' : 'file');
-      else if (e.isDirectory() && depth > 1) {
-        queue.push([p, REPO_SEARCH.shallow.has(e.name) ? Math.min(depth - 1, REPO_SEARCH.shallowDepth) : depth - 1]);
-      }
-    }
+    const at = (name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+    if (l.git) repos.entry(at('.git'), l.git);
+    if (depth <= 1) continue;
+    for (const name of l.subdirs)
+      queue.push([at(name), REPO_SEARCH.shallow.has(name) ? Math.min(depth - 1, REPO_SEARCH.shallowDepth) : depth - 1]);
   }
   return true;
 }
@@ -184,6 +173,7 @@ export function gatherFacts(
   maxDirs = REPO_SEARCH.maxDirs,
   memo: FactMemo = new Map(),
   paths: ReadonlyMap<string, PathFact> = pathFacts(plan, memo),
+  listings: Listings = new Listings(),
 ): SandboxFacts {
   const repos = new RepoSet(memo);
   // The cwd's own repository, found upwards; and any git directory a writable tree lies in (the
@@ -215,11 +205,12 @@ export function gatherFacts(
     .map((w) => paths.get(w.path))
     .filter((f): f is PathFact => f !== undefined && f.kind === 'dir');
   for (const r of roots) {
-    if (!searchTree(r.real, repos, visited, budget)) {
+    if (!searchTree(r.real, repos, visited, budget, listings)) {
       gaveUp = maxDirs;
       break;
     }
   }
+  listings.done();
   const found: GitRepo[] = [...repos.dirs]
     .filter((d) => roots.some((r) => within(d, r.real) || within(r.real, d)))
     .map((dir) => ({ dir }));

@@ -5,6 +5,7 @@
 // round times one `Run` from start() to done for every form, in turn, beside Node's own spawn of
 // `/bin/sh -c true` (the floor of the same round), and a third plain option: a long-lived perl
 // spawner (the walls' waiter without bwrap) that forks each script, its streams on unix sockets.
+// Each timed run starts PACE_MS after the one before ended.
 //
 //   npx tsx scripts/bench-walls.ts [--quick | --rounds N] [--base COMMIT]   # also run by scripts/bench.ts
 import { execFileSync, spawn } from 'node:child_process';
@@ -15,8 +16,11 @@ import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../test/support/product.js';
+import { sleep } from '../test/support/waiting.js';
 
 export const WALLS_BASE = 'b3f3627';
+/** The pause after each timed run (see wallsBench). */
+const PACE_MS = 30;
 
 type Median = { median: number; n: number };
 export interface WallsBench {
@@ -120,13 +124,20 @@ async function spawnerOption(afterDir: string): Promise<{ run: () => Promise<num
   const ctrl = child.stdio[3] as Duplex;
   await new Promise<void>((res) => ctrl.once('data', () => res()));
   ctrl.write('G');
+  ctrl.write(w.PREFORK);
   let n = 0;
   return {
     run: () =>
       new Promise<number>((res) => {
         const token = (++n).toString(16).padStart(32, '0');
         const t0 = performance.now();
-        pending.set(token, { left: 3, done: () => res(performance.now() - t0) });
+        pending.set(token, {
+          left: 3,
+          done: () => {
+            res(performance.now() - t0);
+            ctrl.write(w.PREFORK); // as the helper does after each run in the walls
+          },
+        });
         ctrl.write(
           w.encodeRequest({ token, umask: undefined, cwd: '/', script: 'true', env: { PATH: '/usr/bin:/bin' } }),
         );
@@ -185,6 +196,9 @@ export async function wallsBench(rounds: number, base = WALLS_BASE): Promise<Wal
       for (const [k, f] of m) {
         const ms = await f();
         if (i >= 5) add(k, ms); // five warm-up rounds
+        // A pause after each, as between an agent's calls: the walls fork the next run's
+        // processes once a run is over, work that back to back would land on the next form.
+        await sleep(PACE_MS);
       }
     }
     spawner.close();

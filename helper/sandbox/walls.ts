@@ -11,7 +11,15 @@ import type { Duplex } from 'node:stream';
 import { completionOfStatus, PERL, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
 import type { Completion } from '../../src/protocol/messages.js';
 import { childrenOf } from '../../src/os/proc.js';
-import { encodeRequest, INNER_DIR, INNER_SOCKET, parseReaper, WALLS_WAITER, type WaiterRequest } from './waiter.js';
+import {
+  encodeRequest,
+  INNER_DIR,
+  INNER_SOCKET,
+  parseReaper,
+  PREFORK,
+  WALLS_WAITER,
+  type WaiterRequest,
+} from './waiter.js';
 import { hostPid } from './host-pid.js';
 
 /** How long walls with no run stay up (they cost no CPU meanwhile, only a few MB of memory). */
@@ -183,6 +191,7 @@ export class Walls {
       // set its parent-death signal (src/os/bwrap.ts, WAITER_READY).
       this.ctrl.write(WAITER_GO);
       for (const f of this.queued) this.ctrl.write(f);
+      if (this.queued.length === 0) this.ctrl.write(PREFORK);
       this.queued = undefined;
       c = c.slice(1);
     }
@@ -292,6 +301,7 @@ export class Walls {
     this.runs.delete(token);
     for (const s of run.sockets) s.destroy();
     run.events.ended(end);
+    if (!this.closed && !this.retired && this.queued === undefined) this.ctrl.write(PREFORK);
     if (this.runs.size === 0) {
       if (this.retired) this.close();
       else this.armIdle();

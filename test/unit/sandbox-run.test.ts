@@ -150,7 +150,21 @@ describe.skipIf(!usable)('idle walls', () => {
   it('cost no CPU while idle, and end once unused for their idle time', async () => {
     const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'idle', 1500);
     expect((await run('echo up', w)).stdout.toString()).toBe('up\n');
-    const pids = [w.pgid!, ...childrenOf(w.pgid!)];
+    // Idle once the next run's reaper and child are forked (after each run): bwrap, the waiter, those two.
+    const pids = await waitUntil(
+      () => {
+        // One child at each level: the run's own reaper has ended.
+        const tree = [w.pgid!];
+        for (let i = 0; i < 3; i++) {
+          const kids = childrenOf(tree.at(-1)!);
+          if (kids.length !== 1) return undefined;
+          tree.push(kids[0]!);
+        }
+        return tree;
+      },
+      10_000,
+      "the next run's processes",
+    );
     const ticks = (): number[] => pids.map((p) => cpuTicks(p));
     const before = ticks();
     await new Promise((r) => setTimeout(r, 500));

@@ -343,25 +343,28 @@ _tmux_run_report_mode() {
 # request (Q NONCE) not answered yet. A real resize finds nothing new and does nothing.
 _tmux_run_on_winch() {
   [[ -n ${_tmux_run_base-} && -z ${_tmux_run_ended-} && -f $_tmux_run_base.msg ]] || return 0
-  local -a said=()
-  local line nonce=
-  mapfile -t said 2>/dev/null <"$_tmux_run_base.msg" || return 0
-  case ${said[0]-} in
-    R\ *) [[ -n $_tmux_run_generation ]] || _tmux_run_started "${said[0]}" ;;
+  # Every name local here, in _tmux_run_answer and in _tmux_run_snapshot starts with _tmux_run_:
+  # bash's locals are seen by the functions they call, and a local named like a variable the
+  # person exported would hide it from the snapshot.
+  local -a _tmux_run_said=()
+  local _tmux_run_line _tmux_run_nonce=
+  mapfile -t _tmux_run_said 2>/dev/null <"$_tmux_run_base.msg" || return 0
+  case ${_tmux_run_said[0]-} in
+    R\ *) [[ -n $_tmux_run_generation ]] || _tmux_run_started "${_tmux_run_said[0]}" ;;
     E\ * | X)
       # The end of the enrollment, undone at the next prompt: bash misprints a PS0 changed from a
       # trap while readline waits (a run of garbage bytes before the next command's output).
-      _tmux_run_ended=${said[0]}
+      _tmux_run_ended=${_tmux_run_said[0]}
       return 0
       ;;
     *) return 0 ;;
   esac
-  for line in "${said[@]:1}"; do
-    [[ $line == Q\ * ]] && nonce=${line#Q }
+  for _tmux_run_line in "${_tmux_run_said[@]:1}"; do
+    [[ $_tmux_run_line == Q\ * ]] && _tmux_run_nonce=${_tmux_run_line#Q }
   done
-  [[ -n $nonce && $nonce != "$_tmux_run_answered" && -n $_tmux_run_generation ]] || return 0
-  _tmux_run_answered=$nonce
-  _tmux_run_answer "$nonce"
+  [[ -n $_tmux_run_nonce && $_tmux_run_nonce != "$_tmux_run_answered" && -n $_tmux_run_generation ]] || return 0
+  _tmux_run_answered=$_tmux_run_nonce
+  _tmux_run_answer "$_tmux_run_nonce"
   # The person may have replaced PROMPT_COMMAND since: put the hook back (until the next prompt
   # the shell is not marked idle, so runs are refused).
   _tmux_run_has_hook || _tmux_run_hook_prompt add
@@ -384,25 +387,25 @@ _tmux_run_started() {
 # and not in ask mode, which bash cannot show. Then the snapshot, then K with the prompt as
 # rendered (the helper reads the screen to check that the line is empty); else B and the reason.
 _tmux_run_answer() {
-  local nonce=$1 reason=
-  if [[ -n ${READLINE_LINE+x} ]]; then reason=context:binding
-  elif [[ -n ${COMP_LINE+x} ]]; then reason=context:completion
-  elif [[ $_tmux_run_idle == 2 ]]; then reason=context:continuation
-  elif [[ $_tmux_run_idle != 1 ]]; then reason=busy
-  elif ! shopt -q promptvars; then reason=context:promptvars_off
-  elif [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]]; then reason=approval_unavailable
-  elif ! _tmux_run_snapshot "$nonce"; then reason=snapshot_failed
+  local _tmux_run_nonce=$1 _tmux_run_reason=
+  if [[ -n ${READLINE_LINE+x} ]]; then _tmux_run_reason=context:binding
+  elif [[ -n ${COMP_LINE+x} ]]; then _tmux_run_reason=context:completion
+  elif [[ $_tmux_run_idle == 2 ]]; then _tmux_run_reason=context:continuation
+  elif [[ $_tmux_run_idle != 1 ]]; then _tmux_run_reason=busy
+  elif ! shopt -q promptvars; then _tmux_run_reason=context:promptvars_off
+  elif [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]]; then _tmux_run_reason=approval_unavailable
+  elif ! _tmux_run_snapshot "$_tmux_run_nonce"; then _tmux_run_reason=snapshot_failed
   fi
   local REPLY um
   _tmux_run_umask
   um=$REPLY
   umask 077
-  if [[ -n $reason ]]; then
-    printf 'B %s %s\n' "$nonce" "$reason" 2>/dev/null >|"$_tmux_run_base.ans"
+  if [[ -n $_tmux_run_reason ]]; then
+    printf 'B %s %s\n' "$_tmux_run_nonce" "$_tmux_run_reason" 2>/dev/null >|"$_tmux_run_base.ans"
   else
     _tmux_run_modes
     local ps1=${PS1-}
-    printf 'K %s\n%s\0\0' "$nonce" "${ps1@P}" 2>/dev/null >|"$_tmux_run_base.ans"
+    printf 'K %s\n%s\0\0' "$_tmux_run_nonce" "${ps1@P}" 2>/dev/null >|"$_tmux_run_base.ans"
     ((${#_tmux_run_prefixes[@]} == 0)) || printf '%s\0' "${_tmux_run_prefixes[@]}" 2>/dev/null >>"$_tmux_run_base.ans"
   fi
   umask "$um"
@@ -430,25 +433,27 @@ _tmux_run_modes() {
 # last one); with TMUX_RUN_SANDBOX set and not off, also the parameters the sandbox reads, exported
 # or not, as :NAME=VALUE entries (an array joined with colons). Returns 1 when it cannot.
 _tmux_run_snapshot() {
-  local - n REPLY um ok=0
-  local -a kv=() names=()
+  # (Locals named _tmux_run_* until the exports are read: see _tmux_run_on_winch.)
+  local - _tmux_run_n _tmux_run_ok=0
+  local -a _tmux_run_kv=() _tmux_run_names=()
   set +u -C
-  compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t names 2>/dev/null <"$_tmux_run_base.trap"
-  for n in "${names[@]}"; do kv+=("$n=${!n}"); done
+  compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
+  for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
+  local REPLY um
   if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
-    for n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
+    for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
       XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR; do
-      declare -p "$n" >/dev/null 2>&1 || continue
-      _tmux_run_joined "$n"
-      kv+=(":$n=$REPLY")
+      declare -p "$_tmux_run_n" >/dev/null 2>&1 || continue
+      _tmux_run_joined "$_tmux_run_n"
+      _tmux_run_kv+=(":$_tmux_run_n=$REPLY")
     done
   fi
   _tmux_run_umask
   um=$REPLY
   umask 077
-  { printf '%s\0%s' "$1" "$PWD" && printf '\0%s' "${kv[@]}"; } 2>/dev/null >"$_tmux_run_base.env" || ok=1
+  { printf '%s\0%s' "$1" "$PWD" && printf '\0%s' "${_tmux_run_kv[@]}"; } 2>/dev/null >"$_tmux_run_base.env" || _tmux_run_ok=1
   umask "$um"
-  return $ok
+  return $_tmux_run_ok
 }
 
 # _tmux_run_joined NAME: sets REPLY to the parameter NAME, an array joined with colons.

@@ -383,25 +383,25 @@ _tmux_run_stop() {
 # `read -k`: it then only collects the lines, and the question reads what is its own.
 _tmux_run_on_request() {
   emulate -L zsh
-  local chunk line
-  integer rc
-  sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; rc=$?
-  (( rc == 4 )) && return 0
-  if (( rc != 0 )); then
+  local _tmux_run_chunk _tmux_run_line
+  integer _tmux_run_rc
+  sysread -t 0 -i $_tmux_run_req_fd _tmux_run_chunk 2>/dev/null; _tmux_run_rc=$?
+  (( _tmux_run_rc == 4 )) && return 0
+  if (( _tmux_run_rc != 0 )); then
     # Nothing to read ever again: stop watching it. A helper gone before its first line is said
     # now; an enrolled one at the next prompt (_tmux_run_precmd), as a question up notices itself.
     zle -F $_tmux_run_req_fd 2>/dev/null
     [[ -z $_tmux_run_generation && -z $_tmux_run_asking ]] && _tmux_run_exited
     return 0
   fi
-  _tmux_run_inbuf+=$chunk
+  _tmux_run_inbuf+=$_tmux_run_chunk
   [[ -n $_tmux_run_asking ]] && return 0
   while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
-    line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
-    case $line in
-      (R\ *|E\ *) _tmux_run_started $line || return 0 ;;
-      (Q\ *) _tmux_run_answer ${line#Q } ;;
-      (N\ *) [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "${line#N }" ;;
+    _tmux_run_line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
+    case $_tmux_run_line in
+      (R\ *|E\ *) _tmux_run_started $_tmux_run_line || return 0 ;;
+      (Q\ *) _tmux_run_answer ${_tmux_run_line#Q } ;;
+      (N\ *) [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "${_tmux_run_line#N }" ;;
       (X*)
         _tmux_run_teardown
         [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "tmux-run: this pane's enrollment was revoked"
@@ -414,22 +414,22 @@ _tmux_run_on_request() {
 # _tmux_run_answer NONCE: tells the helper whether the editor is idle and empty; if so, and the
 # shell does not ask (TMUX_RUN_APPROVE unset, empty or auto), writes the snapshot and answers K.
 _tmux_run_answer() {
-  local nonce=$1 reason=
-  if [[ -n $BUFFER || -n $PREBUFFER ]]; then reason=editor_not_empty
-  elif [[ $CONTEXT != start ]]; then reason=context:$CONTEXT
-  elif (( ${PENDING:-0} > 0 )); then reason=pending_input
+  local _tmux_run_nonce=$1 _tmux_run_reason=
+  if [[ -n $BUFFER || -n $PREBUFFER ]]; then _tmux_run_reason=editor_not_empty
+  elif [[ $CONTEXT != start ]]; then _tmux_run_reason=context:$CONTEXT
+  elif (( ${PENDING:-0} > 0 )); then _tmux_run_reason=pending_input
   fi
-  if [[ -n $reason ]]; then
-    print -rn -u $_tmux_run_rsp_fd -- "B $nonce $reason"$'\n'
+  if [[ -n $_tmux_run_reason ]]; then
+    print -rn -u $_tmux_run_rsp_fd -- "B $_tmux_run_nonce $_tmux_run_reason"$'\n'
     return 0
   fi
   # (A sandbox value the helper does not know is refused by it, sandbox_unavailable: nothing to ask.)
   if [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto && ${TMUX_RUN_SANDBOX:-off} == (off|workspace|workspace+net|read-only) ]]; then
-    _tmux_run_approve $nonce
-  elif _tmux_run_snapshot $nonce; then
-    print -rn -u $_tmux_run_rsp_fd -- "K $nonce"$'\n'
+    _tmux_run_approve $_tmux_run_nonce
+  elif _tmux_run_snapshot $_tmux_run_nonce; then
+    print -rn -u $_tmux_run_rsp_fd -- "K $_tmux_run_nonce"$'\n'
   else
-    print -rn -u $_tmux_run_rsp_fd -- "B $nonce snapshot_failed"$'\n'
+    print -rn -u $_tmux_run_rsp_fd -- "B $_tmux_run_nonce snapshot_failed"$'\n'
   fi
 }
 
@@ -438,23 +438,28 @@ _tmux_run_answer() {
 # is set and not off, also the parameters the sandbox reads, exported or not, as :NAME=VALUE
 # entries (no parameter name starts with a colon); an array is joined with colons.
 _tmux_run_snapshot() {
-  local -a kv
-  local n fd
-  for n in ${(k)parameters[(R)*export*]}; do
-    kv+=("$n=${(P)n}")
+  # Every name local here and in its callers (_tmux_run_on_request, _tmux_run_answer) starts with
+  # _tmux_run_: zsh's locals are seen by the functions they call, and a local named like a
+  # variable the person exported would hide it from the snapshot. (In ask mode the question's own
+  # locals still do: nonce, limit, note, chunk, rest, run, digest, bytes, nlines, notify, msg,
+  # answer, sandbox, sep, l, key, c, typed, client, text, shown, more, end, wait_end and REPLY.)
+  local -a _tmux_run_kv
+  local _tmux_run_n _tmux_run_fd
+  for _tmux_run_n in ${(k)parameters[(R)*export*]}; do
+    _tmux_run_kv+=("$_tmux_run_n=${(P)_tmux_run_n}")
   done
   if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
-    for n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
+    for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
         XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR; do
-      (( ${+parameters[$n]} )) && kv+=(":$n=${(j.:.)${(@P)n}}")
+      (( ${+parameters[$_tmux_run_n]} )) && _tmux_run_kv+=(":$_tmux_run_n=${(j.:.)${(@P)_tmux_run_n}}")
     done
   fi
   # A new file each time: truncating the last one in place costs ext4 about 0.2 ms a run,
   # removing it a tenth of that. (Anything but a plain file there still fails the open.)
   [[ -f $_tmux_run_base.env && ! -L $_tmux_run_base.env ]] && zf_rm -f -- $_tmux_run_base.env 2>/dev/null
-  sysopen -w -o cloexec,creat,excl,nofollow -m 600 -u fd -- $_tmux_run_base.env 2>/dev/null || return 1
-  print -rn -u $fd -- "$1"$'\0'"$PWD"$'\0'"${(pj:\0:)kv}"
-  exec {fd}>&-
+  sysopen -w -o cloexec,creat,excl,nofollow -m 600 -u _tmux_run_fd -- $_tmux_run_base.env 2>/dev/null || return 1
+  print -rn -u $_tmux_run_fd -- "$1"$'\0'"$PWD"$'\0'"${(pj:\0:)_tmux_run_kv}"
+  exec {_tmux_run_fd}>&-
   return 0
 }
 

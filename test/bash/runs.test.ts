@@ -23,6 +23,14 @@ describe('a run in a bash pane', () => {
     await fx.pane.run(`cd ${fx.server.home}; umask 022`);
   });
 
+  it('hands on an export named like a local of the snippet (its answer runs among them)', async () => {
+    const names = ['n', 'kv', 'names', 'ok', 'nonce', 'reason', 'line', 'said', 'REPLY', 'um'];
+    await fx.pane.run(names.map((n) => `export ${n}=v-${n}`).join('; '));
+    const d = ok(await fx.run(names.map((n) => `printf '%s ' "\${${n}-unset}"`).join('; ')));
+    expect(d.stdout.data).toBe(names.map((n) => `v-${n} `).join(''));
+    await fx.pane.run(`unset ${names.join(' ')}`);
+  });
+
   it('reports the exit status and the signal, keeps the streams apart, closes stdin', async () => {
     expect(ok(await fx.run('exit 7')).completion).toEqual({ state: 'exited', exit_status: 7, signal: null });
     expect(ok(await fx.run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });

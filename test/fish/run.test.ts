@@ -24,6 +24,14 @@ describe('tmux_run in a fish pane', () => {
     expect(d.stdout.data).toBe(`${fx.server.home}/proj\na b|unset|x y z|/a:/b\n0027\n`);
   });
 
+  it('hands on an export named like a local of the snippet (its answer runs among them)', async () => {
+    const names = ['nonce', 'reason', 'mode', 'left', 'right'];
+    await fx.pane.run(names.map((n) => `set -gx ${n} v-${n}`).join('; '));
+    const d = ok(await fx.run(names.map((n) => `printf '%s ' "\${${n}-unset}"`).join('; ')));
+    expect(d.stdout.data).toBe(names.map((n) => `v-${n} `).join(''));
+    await fx.pane.run(`set -e ${names.join(' ')}`);
+  });
+
   it('reports exit status, a signal and exit 143 apart, with separate streams and stdin closed', async () => {
     expect(ok(await fx.run('exit 3')).completion).toEqual({ state: 'exited', exit_status: 3, signal: null });
     expect(ok(await fx.run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });

@@ -41,6 +41,15 @@ describe("the shell's state at dispatch", () => {
     expect(ok(await fx.run(script)).stdout.data).toBe(`${fx.server.home}\nunset|unset|${fx.server.home}\n`);
   });
 
+  it('hands on an export named like a local of the snippet (its answer runs among them)', async () => {
+    // The names the snippet's functions used as locals before they were prefixed _tmux_run_.
+    const names = ['n', 'kv', 'fd', 'nonce', 'reason', 'line', 'chunk', 'rc'];
+    await typeLine(names.map((n) => `export ${n}=v-${n}`).join('; '));
+    const d = ok(await fx.run(names.map((n) => `printf '%s ' "\${${n}-unset}"`).join('; ')));
+    expect(d.stdout.data).toBe(names.map((n) => `v-${n} `).join(''));
+    await typeLine(`unset ${names.join(' ')}`);
+  });
+
   it("applies the shell's umask, changed after enrollment, to files the script creates", async () => {
     const name = `umask-${Date.now()}`;
     const script = `umask; touch ${name}.f; mkdir ${name}.d; stat -c %a ${name}.f ${name}.d; rm -r ${name}.f ${name}.d`;

@@ -27,7 +27,8 @@ export const prctlNumber = (arch: string = process.arch): number | undefined => 
  * \0 ...) until the helper closes its end, when it exits and the kernel ends the namespace.
  *
  * A run's two processes are forked before its request comes, while nothing runs (a request of no
- * length, PREFORK, asks for them; the helper sends it when the walls are up and after each run):
+ * length, PREFORK, asks for them; the helper sends it when the walls are up and 5 ms after each
+ * run, once the run's result is on its way: helper/sandbox/walls.ts):
  * the run's reaper, which makes itself a subreaper (PR_SET_CHILD_SUBREAPER), and its child, the
  * process that becomes the run's /bin/sh; both wait on a pipe. The waiter hands a request to the
  * reaper kept (or, when there is none or it is gone, to one it forks then), closing the pipe after

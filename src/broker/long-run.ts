@@ -162,7 +162,13 @@ function converse(
               'helper_lost',
               `the link to the helper of pane ${rec.pane_id} broke${why} during ${what}${reaped ? `; tmux-run ${reaped.detail}` : ''}; what the run did is unknown (the audit trail has what was recorded)`,
               answered || reaped ? 'observed' : 'possibly_sent',
-              { state: 'unknown', authorization: auth ?? null, completion: { state: 'unobserved' } },
+              {
+                state: 'unknown',
+                // A wait learns the digest from the helper's `held` frame; a link that broke before
+                // it came has the run's journal (what afterHelperLoss found) to tell it.
+                authorization: auth ?? (reaped ? heldAuthorization(rec, runId, reaped.script_digest) : null),
+                completion: { state: 'unobserved' },
+              },
             ),
           );
         };

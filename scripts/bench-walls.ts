@@ -19,8 +19,9 @@ import { ROOT } from '../test/support/product.js';
 import { sleep } from '../test/support/waiting.js';
 
 export const WALLS_BASE = 'b3f3627';
-/** The pause after each timed run (see wallsBench). */
-const PACE_MS = 30;
+/** The pause after each timed run here and between the sandbox section's calls in scripts/bench.ts:
+ * an agent's calls are seconds apart, and the walls fork the next run's processes in it. */
+export const PACE_MS = 30;
 
 type Median = { median: number; n: number };
 export interface WallsBench {

@@ -32,7 +32,7 @@ import { sleep, waitUntil } from '../test/support/waiting.js';
 import { STAGES, monotonicMs, type Stamps } from '../src/protocol/trace.js';
 import { enrollCost, enrollCostLines, enrollTargets, memoryOf, type EnrollCost, type Memory } from './bench-enroll.js';
 import { fishCost, fishCostLines, type FishCost } from './bench-fish.js';
-import { wallsBench, wallsBenchLines, type WallsBench } from './bench-walls.js';
+import { PACE_MS, wallsBench, wallsBenchLines, type WallsBench } from './bench-walls.js';
 import { watchCost, watchCostLines, type WatchCost } from './bench-watch.js';
 import { promptCost, promptCostLines, type PromptCost } from './bench-zsh.js';
 import { shellsCost, shellsCostLines, type ShellsCost } from './bench-shells.js';
@@ -413,9 +413,6 @@ interface Metrics {
 }
 
 // ------------------------------------------------------------------ the sandbox
-
-/** The pause between the sandbox section's calls (sandboxBench). */
-const PACE_MS = 30;
 
 interface SandboxMetrics {
   /** Paced (PACE_MS between calls). */

@@ -7,13 +7,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Run, type RunLauncher, type RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/runner.js';
 import { Walls } from '../../helper/sandbox/walls.js';
 import { prctlNumber, WALLS_WAITER, INNER_SOCKET } from '../../helper/sandbox/waiter.js';
 import { reportOf } from '../../helper/run/outcome.js';
-import { findBwrap, PERL, processWalls, WAITER_READY } from '../../src/os/bwrap.js';
-import { childrenOf } from '../../src/os/proc.js';
+import { PERL, processWalls, WAITER_READY } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';
+import { keptPair, runIn, wallsRun, testBwrap, TEST_MOUNTS, wallsUsable } from '../support/walls.js';
 
 /** utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15). */
 const cpuTicks = (pid: number): number => {
@@ -21,8 +21,8 @@ const cpuTicks = (pid: number): number => {
   return Number(f[11]) + Number(f[12]);
 };
 
-const bwrap = findBwrap({});
-const BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const bwrap = testBwrap;
+const BASE = TEST_MOUNTS;
 const home = mkdtempSync('/var/tmp/tmux-run-walls-test-');
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -31,15 +31,7 @@ function walls(mounts: string[] = []): Walls {
 }
 
 let shared: Walls | undefined;
-function run(script: string, w: Walls = (shared ??= walls())): Promise<RunOutcome> {
-  const launcher: RunLauncher = {
-    pgid: w.pgid,
-    launch: (s, umask, events) => w.run({ script: s, umask, cwd: '/', env: { PATH: '/usr/bin:/bin' } }, events),
-  };
-  const r = new Run({ script, cwd: '/', env: {}, umask: undefined, stdoutLimit: 65536, stderrLimit: 65536, launcher });
-  r.start();
-  return r.done;
-}
+const run = (script: string, w: Walls = (shared ??= walls())): Promise<RunOutcome> => runIn(w, script);
 afterAll(() => shared?.close());
 
 /** Live processes whose argv is `sleep TAG` for one of the tags. */
@@ -57,7 +49,7 @@ function sleeping(tags: readonly string[]): number[] {
     .map(Number);
 }
 
-const usable = bwrap !== undefined && existsSync(PERL) && prctlNumber() !== undefined;
+const usable = wallsUsable;
 
 describe.skipIf(!usable)('a run in kept-alive walls', () => {
   it('reports the script’s own signal and exit status, run after run in the same walls', async () => {
@@ -106,19 +98,11 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
   });
 
   it('stops a cancelled run with SIGTERM to its group, the walls still standing', async () => {
-    const r = new Run({
-      script: 'trap "echo term; exit 3" TERM; echo up; while :; do sleep 0.05; done',
-      cwd: '/',
-      env: {},
-      umask: undefined,
-      stdoutLimit: 65536,
-      stderrLimit: 65536,
-      launcher: {
-        pgid: shared!.pgid,
-        launch: (s, u, ev) => shared!.run({ script: s, umask: u, cwd: '/', env: {} }, ev),
-      },
-    });
-    r.start();
+    const r = wallsRun(
+      (shared ??= walls()),
+      'trap "echo term; exit 3" TERM; echo up; while :; do sleep 0.05; done',
+      {},
+    );
     await new Promise<void>((res) => {
       const t = setInterval(() => r.stdout.contents().toString().includes('up') && (clearInterval(t), res()), 20);
     });
@@ -151,20 +135,8 @@ describe.skipIf(!usable)('idle walls', () => {
     const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'idle', 1500);
     expect((await run('echo up', w)).stdout.toString()).toBe('up\n');
     // Idle once the next run's reaper and child are forked (after each run): bwrap, the waiter, those two.
-    const pids = await waitUntil(
-      () => {
-        // One child at each level: the run's own reaper has ended.
-        const tree = [w.pgid!];
-        for (let i = 0; i < 3; i++) {
-          const kids = childrenOf(tree.at(-1)!);
-          if (kids.length !== 1) return undefined;
-          tree.push(kids[0]!);
-        }
-        return tree;
-      },
-      10_000,
-      "the next run's processes",
-    );
+    const kept = await waitUntil(() => keptPair(w), 10_000, "the next run's processes");
+    const pids = [w.pgid!, kept.waiter, kept.reaper, kept.child];
     const ticks = (): number[] => pids.map((p) => cpuTicks(p));
     const before = ticks();
     await new Promise((r) => setTimeout(r, 500));

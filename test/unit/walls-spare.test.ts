@@ -2,62 +2,26 @@
 // helper/sandbox/waiter.ts), with the real bwrap and waiter: they are there while the walls are
 // idle, a run takes them, and a run that killed them (a run still running when the next is asked
 // sees every process of the walls) costs the next run nothing: it is started anew.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Run, type RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/runner.js';
 import { Walls } from '../../helper/sandbox/walls.js';
 import { prctlNumber } from '../../helper/sandbox/waiter.js';
-import { findBwrap, PERL, processWalls } from '../../src/os/bwrap.js';
-import { childrenOf } from '../../src/os/proc.js';
+import { processWalls } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';
+import { keptPair, runIn, testBwrap, TEST_MOUNTS, wallsUsable } from '../support/walls.js';
 
-const bwrap = findBwrap({});
-const BASE = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const bwrap = testBwrap;
+const BASE = TEST_MOUNTS;
 const home = mkdtempSync('/var/tmp/tmux-run-spare-test-');
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-const usable = bwrap !== undefined && existsSync(PERL) && prctlNumber() !== undefined;
+const usable = wallsUsable;
 
-function run(w: Walls, script: string): Promise<RunOutcome> {
-  const r = new Run({
-    script,
-    cwd: '/',
-    env: {},
-    umask: undefined,
-    stdoutLimit: 65536,
-    stderrLimit: 65536,
-    launcher: {
-      pgid: w.pgid,
-      launch: (s, umask, events) =>
-        w.run({ script: s, umask, cwd: '/', env: { PATH: '/usr/bin:/bin', X: 'x' } }, events),
-    },
-  });
-  r.start();
-  return r.done;
-}
-
+const run = (w: Walls, script: string): Promise<RunOutcome> => runIn(w, script, { PATH: '/usr/bin:/bin', X: 'x' });
 const stdoutOf = (o: RunOutcome): string => o.stdout.toString('utf8');
-const isPerl = (pid: number): boolean => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith(`${PERL}\0`);
-  } catch {
-    return false;
-  }
-};
-
-/** The kept reaper (the waiter's only child while nothing runs) and its child, once both are there. */
-async function spare(w: Walls): Promise<{ reaper: number; child: number }> {
-  return waitUntil(
-    () => {
-      const waiter = childrenOf(w.pgid!)[0];
-      const reapers = waiter === undefined ? [] : childrenOf(waiter);
-      const children = reapers.length === 1 ? childrenOf(reapers[0]!) : [];
-      return children.length === 1 && isPerl(children[0]!) ? { reaper: reapers[0]!, child: children[0]! } : undefined;
-    },
-    10000,
-    "the next run's reaper and child",
-  );
-}
+const spare = (w: Walls): Promise<{ reaper: number; child: number }> =>
+  waitUntil(() => keptPair(w), 10000, "the next run's reaper and child");
 
 describe.skipIf(!usable)("the next run's processes, forked before it is asked for", () => {
   it('are there while the walls are idle, and a run takes them', async () => {

@@ -30,6 +30,8 @@ export const WALLS_IDLE_MS = 10 * 60 * 1000;
  * client here), so the forks do not slow it down.
  */
 const PREFORK_DELAY_MS = 5;
+/** How long after a run's reported end a stream that never connected is waited for. */
+const STREAMS_GRACE_MS = 2000;
 /** How long a run's reaper has to connect once its request was sent (it forks at once). */
 const CONNECT_MS = 10_000;
 /** Connections that have not named their run yet: at most so many, each for at most HEAD_MS. */
@@ -80,6 +82,8 @@ interface Pending {
   report: string;
   ended: boolean;
   timer: NodeJS.Timeout;
+  /** The reaper said the end but a stream never came: no more will once STREAMS_GRACE_MS has passed. */
+  late?: boolean;
 }
 
 /** Walls not yet ended: SIGKILLed when the helper exits (bwrap's parent-death signal covers a SIGKILL). */
@@ -297,8 +301,18 @@ export class Walls {
   private settle(token: string, run: Pending): void {
     const r = parseReaper(run.report);
     if (r.failed !== undefined) return this.finish(token, { failed: r.failed, ran: false, sandbox: false });
-    if (r.status !== undefined && run.opened === 2 && run.streams.size === 0)
-      this.finish(token, { completion: completionOfStatus(r.status) });
+    if (r.status === undefined) return;
+    if (run.streams.size === 0 && (run.opened === 2 || run.late))
+      return this.finish(token, { completion: completionOfStatus(r.status) });
+    // The run's processes are gone, yet a stream did not come (its child died between its two
+    // connections): one still in the socket's backlog is accepted within the grace, then the end.
+    if (run.opened < 2 && !run.late) {
+      clearTimeout(run.timer);
+      run.timer = setTimeout(() => {
+        run.late = true;
+        this.settle(token, run);
+      }, STREAMS_GRACE_MS);
+    }
   }
 
   private finish(token: string, end: WallsEnd): void {

@@ -402,6 +402,8 @@ interface Metrics {
   fish_cost: FishCost;
   helper_memory_after: Memory | undefined;
   sandbox?: SandboxMetrics;
+  /** Plain runs spawned natively and by Node, alternating on two panes. */
+  spawn?: SpawnMetrics;
   /** The spawn path and the sandbox, the base tree against this one in one process (scripts/bench-walls.ts). */
   walls?: WallsBench;
   /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
@@ -410,6 +412,53 @@ interface Metrics {
   prompt_cost?: PromptCost;
   /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
   shells?: ShellsCost;
+}
+
+// ------------------------------------------------------------------ the spawn
+/** One figure on the pane that spawns natively and on one with TMUX_RUN_SPAWN=node, alternating. */
+interface SpawnPair {
+  native_ms: Stats;
+  node_ms: Stats;
+}
+
+interface SpawnMetrics {
+  true: SpawnPair;
+  mid: SpawnPair;
+  big: SpawnPair;
+}
+
+/**
+ * Plain runs the two ways a helper can start them (src/os/native-spawn.ts), in this same run:
+ * a pane of the bench (the native vfork) and one enrolled with TMUX_RUN_SPAWN=node (Node's
+ * spawn, which forks the helper: how every plain run started before), called in alternation.
+ */
+async function spawnBench(
+  c: Client,
+  native: PaneListing,
+  server: Scope['server'],
+  n: number,
+  nBig: number,
+): Promise<SpawnMetrics> {
+  const pane = await server.newPane({ env: { TMUX_RUN_SPAWN: 'node' } });
+  const node = (await enroll(pane, server.registryDir)).listing;
+  const pair = async (script: string, count: number, extra: { stdout_limit?: number } = {}): Promise<SpawnPair> => {
+    for (let i = 0; i < N.bigWarm; i++) {
+      await run(c, native, script, extra);
+      await run(c, node, script, extra);
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < count; i++) {
+      a.push((await run(c, native, script, extra)).ms);
+      b.push((await run(c, node, script, extra)).ms);
+    }
+    return { native_ms: stats(a), node_ms: stats(b) };
+  };
+  return {
+    true: await pair('true', n),
+    mid: await pair(MID_SCRIPT, nBig),
+    big: await pair(BIG_SCRIPT, nBig, { stdout_limit: BIG }),
+  };
 }
 
 // ------------------------------------------------------------------ the sandbox
@@ -658,6 +707,8 @@ try {
   const reads = await outputReads(c, one, N.big);
   m.output_full_ms = reads.full;
   m.output_poll_ms = reads.poll;
+  progress(`plain runs spawned natively and by Node (TMUX_RUN_SPAWN=node), alternating on two panes`);
+  m.spawn = await spawnBench(c, one, server, N.rtt, N.big);
   if (existsSync('/usr/bin/bwrap') || process.env.TMUX_RUN_BWRAP) {
     progress(`sandboxed true beside a plain one: ${N.rtt} each, alternating, on two other panes`);
     m.sandbox = await sandboxBench(c, listings[1]!, server, N.rtt);
@@ -834,6 +885,19 @@ function report(m: Metrics): void {
     ...(m.shells ? shellsCostLines(m.shells) : []),
     `| helper memory after all the runs (MB): RSS / PSS / private | ${[m.helper_memory_after?.rss_kb, m.helper_memory_after?.pss_kb, m.helper_memory_after?.private_kb].map(mb).join(' / ')} | | |`,
   );
+  if (m.spawn) {
+    const sp = m.spawn;
+    const row = (what: string, p: SpawnPair): string =>
+      `| ${what} | ${f(p.native_ms.median)} / ${f(p.node_ms.median)} | ${f(p.native_ms.p90)} / ${f(p.node_ms.p90)} | ${p.native_ms.n} | ${f(p.node_ms.median - p.native_ms.median)} |`;
+    lines.push(
+      '',
+      "| plain runs (same run, alternating on two panes): native vfork / Node's spawn (TMUX_RUN_SPAWN=node) | median | p90 | n | saved (ms) |",
+      '| --- | ---: | ---: | ---: | ---: |',
+      row('tmux_run true (ms)', sp.true),
+      row(`tmux_run ${MID} bytes (ms)`, sp.mid),
+      row(`tmux_run ${BIG} bytes (ms)`, sp.big),
+    );
+  }
   if (m.sandbox) {
     const sb = m.sandbox;
     lines.push(

@@ -5,10 +5,12 @@ import type { Completion, Overflow } from '../../src/protocol/messages.js';
 import { groupAlive } from '../../src/os/proc.js';
 import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
-import type { Duplex } from 'node:stream';
+import { Socket } from 'node:net';
+import type { Duplex, Readable } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
 import type { WallsEnd, WallsRunEvents } from '../sandbox/walls.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
+import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
 import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
 
 export interface RunSpec {
@@ -52,10 +54,19 @@ export interface RunOutcome {
 export const DRAIN_MS = 50;
 const signalNumber = (name: NodeJS.Signals): number => (osConstants.signals as Record<string, number>)[name] ?? 255;
 
+let chosen: SpawnKind | undefined;
+/** The helper's spawn for plain runs, decided once per process (src/os/native-spawn.ts). */
+const helperSpawn = (): SpawnKind => (chosen ??= spawnKind().kind);
+
 export class Run {
   readonly done: Promise<RunOutcome>;
   pgid: number | undefined;
-  private child: ChildProcess | undefined;
+  /** The plain run's stdout and stderr pipes, once started. */
+  private streams: Readable[] = [];
+  /** Takes the plain run's exit (from Node's child process or the native spawn's watch). */
+  private exitHandler: ((c: Completion) => void) | undefined;
+  /** How this run is spawned when plain (tests choose; the helper takes src/os/native-spawn.ts's choice). */
+  private readonly spawn: SpawnKind;
   /** What the run keeps of each stream (at most its limit), and how many bytes it produced. */
   readonly stdout: StreamStore;
   readonly stderr: StreamStore;
@@ -73,7 +84,11 @@ export class Run {
   exitedAt: number | undefined;
   endedAt: number | undefined;
 
-  constructor(private readonly spec: RunSpec) {
+  constructor(
+    private readonly spec: RunSpec,
+    spawnWith: SpawnKind = helperSpawn(),
+  ) {
+    this.spawn = spawnWith;
     this.done = new Promise((r) => (this.resolve = r));
     this.stdout = new StreamStore(spec.stdoutLimit);
     this.stderr = new StreamStore(spec.stderrLimit);
@@ -91,19 +106,10 @@ export class Run {
   start(): number | undefined {
     this.startedAt = performance.now();
     if (this.spec.launcher) return this.launch(this.spec.launcher);
-    const { bytes } = this.spec;
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
-    let child: ChildProcess;
+    let started: { pid: number | undefined; stdout: Readable; stderr: Readable } | undefined;
     try {
-      const exact = bytes !== undefined;
-      const sh = ['/bin/sh', '-c', this.spec.script];
-      child = spawn(exact ? PERL : '/bin/sh', exact ? ['-e', EXACT_EXEC, ...sh] : sh.slice(1), {
-        cwd: exact ? '/' : this.spec.cwd,
-        env: exact ? {} : this.spec.env,
-        detached: true,
-        stdio: exact ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
-      });
-      if (exact) this.sendExact(child, bytes);
+      started = this.spec.bytes === undefined && this.spawn === 'native' ? this.spawnNative() : this.spawnNode();
     } catch (e) {
       const message = (e as Error).message;
       this.end('spawn_failed', message.includes('E2BIG') ? e2bigDetail(this.spec.env) : message);
@@ -111,31 +117,67 @@ export class Run {
     } finally {
       if (previous !== undefined) process.umask(previous);
     }
-    this.child = child;
+    if (started.pid === undefined) return undefined;
+    this.pgid = started.pid;
+    this.streams = [started.stdout, started.stderr];
+    started.stdout.on('data', (c: Buffer) => this.collect('stdout', c));
+    started.stderr.on('data', (c: Buffer) => this.collect('stderr', c));
+    let open = 2;
+    const closed = (): void => {
+      if (--open === 0 && this.completion) this.end('completed');
+    };
+    for (const s of this.streams) {
+      s.once('close', closed);
+      s.on('error', () => undefined); // a read error ends the stream; what was read is kept
+    }
+    this.exitHandler = (completion) => {
+      this.exitedAt = monotonicMs();
+      this.completion = completion;
+      if (open === 0) this.end('completed');
+      else setTimeout(() => this.end('completed'), DRAIN_MS);
+    };
+    return this.pgid;
+  }
+
+  /** /bin/sh through Node's spawn (a fork of the helper), or the exact-bytes wrapper (exact-exec.ts). */
+  private spawnNode(): { pid: number | undefined; stdout: Readable; stderr: Readable } {
+    const { bytes } = this.spec;
+    const exact = bytes !== undefined;
+    const sh = ['/bin/sh', '-c', this.spec.script];
+    const child = spawn(exact ? PERL : '/bin/sh', exact ? ['-e', EXACT_EXEC, ...sh] : sh.slice(1), {
+      cwd: exact ? '/' : this.spec.cwd,
+      env: exact ? {} : this.spec.env,
+      detached: true,
+      stdio: exact ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    });
+    if (exact) this.sendExact(child, bytes);
     if (child.pid === undefined) {
       child.once('error', (e) =>
         this.end('spawn_failed', e.message.includes('E2BIG') ? e2bigDetail(this.spec.env) : e.message),
       );
-      return undefined;
     }
-    this.pgid = child.pid;
-    child.stdout!.on('data', (c: Buffer) => this.collect('stdout', c));
-    child.stderr!.on('data', (c: Buffer) => this.collect('stderr', c));
-    let closed = false;
-    child.once('close', () => {
-      closed = true;
-      if (this.completion) this.end('completed');
-    });
-    child.once('exit', (code, signal) => {
-      this.exitedAt = monotonicMs();
-      this.completion =
+    child.once('exit', (code, signal) =>
+      this.exitHandler?.(
         signal !== null
           ? { state: 'signaled', exit_status: null, signal: signalNumber(signal) }
-          : { state: 'exited', exit_status: code ?? 0, signal: null };
-      if (closed) this.end('completed');
-      else setTimeout(() => this.end('completed'), DRAIN_MS);
-    });
-    return this.pgid;
+          : { state: 'exited', exit_status: code ?? 0, signal: null },
+      ),
+    );
+    return { pid: child.pid, stdout: child.stdout!, stderr: child.stderr! };
+  }
+
+  /** /bin/sh through the native vfork (src/os/native-spawn.ts): no fork of the helper. */
+  private spawnNative(): { pid: number; stdout: Readable; stderr: Readable } {
+    const s = nativeSpawn(['/bin/sh', '-c', this.spec.script], this.spec.env, this.spec.cwd, (code, signal) =>
+      this.exitHandler?.(
+        signal !== null
+          ? { state: 'signaled', exit_status: null, signal }
+          : // Both unknown (the wait itself failed; nothing else reaps the helper's runs): say 255.
+            { state: 'exited', exit_status: code ?? 255, signal: null },
+      ),
+    );
+    const pipe = (fd: number): Readable => new Socket({ fd, readable: true, writable: false });
+    return { pid: s.pid, stdout: pipe(s.stdoutFd), stderr: pipe(s.stderrFd) };
   }
 
   /** Starts the script in the pane's walls; returns the walls' group (the broker's to stop should the helper die). */
@@ -207,8 +249,7 @@ export class Run {
       // The wrapper never became /bin/sh: nothing of the script ran.
       [final, error, this.completion] = ['spawn_failed', unexec, undefined];
     }
-    this.child?.stdout?.destroy();
-    this.child?.stderr?.destroy();
+    for (const s of this.streams) s.destroy();
     // Whatever is left in the group (a `cmd &` holding the pipes) ends with the run.
     // (In the walls the run's reaper has ended all of it already, and the group is the walls'.)
     if (!this.spec.launcher && this.pgid !== undefined && groupAlive(this.pgid)) terminateGroup(this.pgid);

@@ -10,6 +10,7 @@ import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
 import { SHELLS, type Shell } from './shells.js';
+import { spawnKind } from '../os/native-spawn.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -130,11 +131,20 @@ function checkRegistry(env: NodeJS.ProcessEnv): Check {
   }
 }
 
-function checkHelper(): Check {
+/** The built helper, and how it starts plain runs (src/os/native-spawn.ts): without the native spawn, a warning. */
+function checkHelper(env: NodeJS.ProcessEnv): Check {
   const main = helperMainPath();
-  return existsSync(main)
-    ? pass('helper', `${main} exists`)
-    : fail('helper', `${main} is missing`, `run 'npm install' (or 'npm run build') in ${shellQuote(packageRoot())}`);
+  const build = `run 'npm install' (or 'npm run build') in ${shellQuote(packageRoot())}`;
+  if (!existsSync(main)) return fail('helper', `${main} is missing`, build);
+  const spawn = spawnKind(env);
+  if (spawn.kind === 'native') return pass('helper', `${main} exists; plain runs start with vfork (the native spawn)`);
+  if (env.TMUX_RUN_SPAWN === 'node')
+    return pass('helper', `${main} exists; plain runs start with Node's spawn (${spawn.why})`);
+  return warn(
+    'helper',
+    `${main} exists, but ${spawn.why}: plain runs start with Node's spawn, which forks the helper (a few ms slower per run)`,
+    `install a C compiler (apt-get install gcc), then ${build}`,
+  );
 }
 
 /** The audit directory can be written (or created), and the trail, if there, is a 0600 file of yours. */
@@ -251,7 +261,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     checkProgram('tmux', tmux, ['-V'], [3, 2], env, 'install tmux 3.2 or newer'),
     ...checkShells(env),
     registry,
-    checkHelper(),
+    checkHelper(env),
     checkAudit(env),
     await checkEnrollments(env, registry),
     await checkSandbox(env),

@@ -100,6 +100,18 @@ describe('tmux_run: streams', () => {
     const d2 = ok(await fx.run('ls /proc/$$/fd; readlink /proc/$$/fd/0'));
     expect(d2.stdout.data.split('\n').filter(Boolean)).toEqual(['0', '1', '2', '/dev/null']);
   });
+
+  it('gives the script pipes as stdout and stderr, which it can open by name (the native spawn)', async () => {
+    // Node's spawn gave socket pairs, where opening /dev/stdout fails (ENXIO).
+    const d = ok(
+      await fx.run('printf out > /dev/stdout; printf err > /dev/stderr; readlink /proc/$$/fd/1 /proc/$$/fd/2'),
+    );
+    const [o, e] = d.stdout.data.slice(3).trim().split('\n');
+    expect([d.stdout.data.slice(0, 3), d.stderr.data]).toEqual(['out', 'err']);
+    expect(o).toMatch(/^pipe:\[\d+\]$/);
+    expect(e).toMatch(/^pipe:\[\d+\]$/);
+    expect(o).not.toBe(e);
+  });
 });
 
 describe('tmux_run: secrets stay out of the script', () => {

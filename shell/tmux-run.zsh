@@ -396,18 +396,23 @@ _tmux_run_on_request() {
   fi
   _tmux_run_inbuf+=$_tmux_run_chunk
   [[ -n $_tmux_run_asking ]] && return 0
+  # The notices of this call, drawn once at the end: zsh 5.9 draws a second zle -M of one widget
+  # call over the prompt's line (a run's start and end notices often come in one read).
+  local -a _tmux_run_notes
   while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
     _tmux_run_line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
     case $_tmux_run_line in
       (R\ *|E\ *) _tmux_run_started $_tmux_run_line || return 0 ;;
       (Q\ *) _tmux_run_answer ${_tmux_run_line#Q } ;;
-      (N\ *) [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "${_tmux_run_line#N }" ;;
+      (N\ *) _tmux_run_notes+=("${_tmux_run_line#N }") ;;
       (X*)
         _tmux_run_teardown
-        [[ $TMUX_RUN_NOTIFY == (off|0|no|false) ]] || zle -M -- "tmux-run: this pane's enrollment was revoked"
-        return 0 ;;
+        _tmux_run_notes+=("tmux-run: this pane's enrollment was revoked")
+        break ;;
     esac
   done
+  (( $#_tmux_run_notes > 3 )) && _tmux_run_notes=("${(@)_tmux_run_notes[-3,-1]}")
+  (( $#_tmux_run_notes )) && [[ $TMUX_RUN_NOTIFY != (off|0|no|false) ]] && zle -M -- "${(pj:\n:)_tmux_run_notes}"
   return 0
 }
 

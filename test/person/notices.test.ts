@@ -1,9 +1,10 @@
 // The person's side: notices drawn by zsh's line editor when a run starts and ends, the typing
 // they do meanwhile left intact, and the audit trail of every run.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enrolledPane } from '../support/enrollment.js';
+import { enrolledPane, recordOf } from '../support/enrollment.js';
+import { CHANNEL } from '../../src/enrollment/layout.js';
 import { callRun, type McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
 import type { TmuxServer } from '../support/server.js';
@@ -40,6 +41,27 @@ describe('notices and the audit trail', () => {
       s.includes(`tmux-run: run ${id8} by tmux-run-tests 1.0.0 exited 5 after`),
     );
     expect(ended).toMatch(new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited 5 after \\d+ ms`));
+  });
+
+  it("draws notices that reach the shell in one read as one message, leaving the prompt's line alone", async () => {
+    // A run's start and end notices often reach zsh in one read (a short run, a loaded machine):
+    // zsh 5.9 drew a second zle -M of one widget call over the prompt's line ("tm" where the
+    // prompt was). The test speaks as the helper does, into the channel's request FIFO: one
+    // notice, then two in a single write.
+    const fifo = `${recordOf(server, on.listing).channel}${CHANNEL.request}`;
+    const say = (text: string): void => {
+      const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      try {
+        writeSync(fd, text);
+      } finally {
+        closeSync(fd);
+      }
+    };
+    say('N tmux-run: notice one\n');
+    await on.pane.waitFor((s) => s.trimEnd().endsWith('tmux-run: notice one'));
+    say('N tmux-run: notice two\nN tmux-run: notice three\n');
+    const screen = await on.pane.waitFor((s) => s.trimEnd().endsWith('tmux-run: notice three'));
+    expect(screen.trimEnd().split('\n').slice(-3)).toEqual(['$', 'tmux-run: notice two', 'tmux-run: notice three']);
   });
 
   it('leaves a line the person types during a run intact', async () => {

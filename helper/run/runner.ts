@@ -109,7 +109,7 @@ export class Run {
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
     let started: { pid: number | undefined; stdout: Readable; stderr: Readable } | undefined;
     try {
-      started = this.spec.bytes === undefined && this.spawn === 'native' ? this.spawnNative() : this.spawnNode();
+      started = this.spawn === 'native' ? this.spawnNative() : this.spawnNode();
     } catch (e) {
       const message = (e as Error).message;
       this.end('spawn_failed', message.includes('E2BIG') ? e2bigDetail(this.spec.env) : message);
@@ -139,7 +139,7 @@ export class Run {
     return this.pgid;
   }
 
-  /** /bin/sh through Node's spawn (a fork of the helper), or the exact-bytes wrapper (exact-exec.ts). */
+  /** /bin/sh through Node's spawn (a fork of the helper); a snapshot that is not UTF-8 through the exact-bytes wrapper (exact-exec.ts). */
   private spawnNode(): { pid: number | undefined; stdout: Readable; stderr: Readable } {
     const { bytes } = this.spec;
     const exact = bytes !== undefined;
@@ -166,15 +166,24 @@ export class Run {
     return { pid: child.pid, stdout: child.stdout!, stderr: child.stderr! };
   }
 
-  /** /bin/sh through the native vfork (src/os/native-spawn.ts): no fork of the helper. */
+  /**
+   * /bin/sh through the native vfork (src/os/native-spawn.ts): no fork of the helper. A snapshot
+   * that is not UTF-8 goes as its bytes, with no exec wrapper.
+   */
   private spawnNative(): { pid: number; stdout: Readable; stderr: Readable } {
-    const s = nativeSpawn(['/bin/sh', '-c', this.spec.script], this.spec.env, this.spec.cwd, (code, signal) =>
-      this.exitHandler?.(
-        signal !== null
-          ? { state: 'signaled', exit_status: null, signal }
-          : // Both unknown (the wait itself failed; nothing else reaps the helper's runs): say 255.
-            { state: 'exited', exit_status: code ?? 255, signal: null },
-      ),
+    const { bytes } = this.spec;
+    const s = nativeSpawn(
+      ['/bin/sh', '-c', this.spec.script],
+      bytes?.env ?? this.spec.env,
+      bytes?.cwd ?? this.spec.cwd,
+      (code, signal) =>
+        this.exitHandler?.(
+          signal !== null
+            ? { state: 'signaled', exit_status: null, signal }
+            : // Both unknown (the wait itself failed; nothing else reaps the helper's runs): say 255.
+              { state: 'exited', exit_status: code ?? 255, signal: null },
+        ),
+      bytes ? 'latin1' : 'utf8',
     );
     const pipe = (fd: number): Readable => new Socket({ fd, readable: true, writable: false });
     return { pid: s.pid, stdout: pipe(s.stdoutFd), stderr: pipe(s.stderrFd) };

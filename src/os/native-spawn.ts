@@ -49,7 +49,8 @@ export function spawnKind(env: NodeJS.ProcessEnv = process.env): { kind: SpawnKi
   return load() ? { kind: 'native' } : { kind: 'node', why: `the native spawn is not built (${loadError})` };
 }
 
-const nul = (parts: readonly string[]): Buffer => Buffer.from(parts.map((p) => `${p}\0`).join(''));
+const nul = (parts: readonly string[], encoding: 'utf8' | 'latin1' = 'utf8'): Buffer =>
+  Buffer.from(parts.map((p) => `${p}\0`).join(''), encoding);
 
 /**
  * Starts `argv` (argv[0] an absolute path) in `cwd` with exactly `env`, in a session of its own;
@@ -61,6 +62,8 @@ export function nativeSpawn(
   env: Readonly<Record<string, string>>,
   cwd: string,
   onExit: (code: number | null, signal: number | null) => void,
+  /** latin1: env and cwd hold one character per byte (a snapshot that is not UTF-8), handed on exactly. */
+  encoding: 'utf8' | 'latin1' = 'utf8',
 ): Spawned {
   const a = load();
   if (!a) throw new Error(`the native spawn is not built (${loadError})`);
@@ -68,7 +71,7 @@ export function nativeSpawn(
   if ([...argv, ...entries, cwd].some((s) => s.includes('\0'))) {
     throw Object.assign(new Error('an argument, the environment or the cwd holds a NUL byte'), { code: 'EINVAL' });
   }
-  const [pid, stdoutFd, stderrFd] = a.spawn(nul(argv), nul(entries), nul([cwd]), (code, signal) =>
+  const [pid, stdoutFd, stderrFd] = a.spawn(nul(argv), nul(entries, encoding), nul([cwd], encoding), (code, signal) =>
     onExit(code >= 0 ? code : null, signal >= 0 ? signal : null),
   );
   return { pid, stdoutFd, stderrFd };

@@ -3,7 +3,7 @@
 // /dev/null, stdout and stderr apart, every signal at its default and none blocked, no descriptor
 // of the helper, the cwd, environment and umask it was given; and the run's end the same: the
 // exit status or signal, the limit, the stop, the `cmd &` left holding the pipes.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -111,6 +111,28 @@ describe.each(['native', 'node'] as const)('a plain run spawned by %s', (kind) =
       `PWD=${dir}`, // /bin/sh's own
       '',
     ]);
+  });
+
+  it('hands a snapshot that is not UTF-8 on byte for byte: an exported value and the cwd', async () => {
+    const name = Buffer.concat([Buffer.from(`${dir}/lat`), Buffer.from([0xe9]), Buffer.from('n')]);
+    mkdirSync(name, { recursive: true });
+    const latin1 = (b: Buffer): string => b.toString('latin1');
+    const bad = latin1(Buffer.from([0xff, 0xfe, 0x20, 0x6f, 0x6b]));
+    const o = await run(
+      kind,
+      'printf %s "$BAD" | od -An -tx1 | tr -d " \\n"; echo; pwd | od -An -tx1 | tr -d " \\n"; echo; readlink /proc/$$/fd/1',
+      {
+        // The snapshot's text form (what Node could take) and its bytes (what the run gets).
+        cwd: name.toString('utf8'),
+        env: { PATH, BAD: Buffer.from(bad, 'latin1').toString('utf8') },
+        bytes: { cwd: latin1(name), env: { PATH, BAD: bad } },
+      },
+    );
+    const [value, cwd, stdout] = o.stdout.toString().trim().split('\n');
+    expect(value).toBe('fffe206f6b');
+    expect(cwd).toBe(Buffer.concat([name, Buffer.from('\n')]).toString('hex'));
+    // Both ways through the same spawn as any other run: pipes natively, sockets through the wrapper.
+    expect(stdout).toMatch(kind === 'native' ? /^pipe:/ : /^socket:/);
   });
 
   it('refuses an environment the kernel would not pass (E2BIG), naming the largest variables', async () => {

@@ -138,8 +138,7 @@ function checkHelper(env: NodeJS.ProcessEnv): Check {
   if (!existsSync(main)) return fail('helper', `${main} is missing`, build);
   const spawn = spawnKind(env);
   if (spawn.kind === 'native') return pass('helper', `${main} exists; plain runs start with vfork (the native spawn)`);
-  if (env.TMUX_RUN_SPAWN === 'node')
-    return pass('helper', `${main} exists; plain runs start with Node's spawn (${spawn.why})`);
+  if (!spawn.unbuilt) return pass('helper', `${main} exists; plain runs start with Node's spawn (${spawn.why})`);
   return warn(
     'helper',
     `${main} exists, but ${spawn.why}: plain runs start with Node's spawn, which forks the helper (a few ms slower per run)`,

@@ -43,10 +43,12 @@ function load(): Addon | null {
   return addon;
 }
 
-/** The spawn this helper uses for plain runs, and why when it is Node's. */
-export function spawnKind(env: NodeJS.ProcessEnv = process.env): { kind: SpawnKind; why?: string } {
+/** The spawn this helper uses for plain runs, and why when it is Node's (`unbuilt`: not chosen, the addon is missing). */
+export function spawnKind(env: NodeJS.ProcessEnv = process.env): { kind: SpawnKind; why?: string; unbuilt?: true } {
   if (env.TMUX_RUN_SPAWN === 'node') return { kind: 'node', why: 'TMUX_RUN_SPAWN=node' };
-  return load() ? { kind: 'native' } : { kind: 'node', why: `the native spawn is not built (${loadError})` };
+  return load()
+    ? { kind: 'native' }
+    : { kind: 'node', why: `the native spawn is not built (${loadError})`, unbuilt: true };
 }
 
 const nul = (parts: readonly string[], encoding: 'utf8' | 'latin1' = 'utf8'): Buffer =>

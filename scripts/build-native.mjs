@@ -1,63 +1,66 @@
-// Builds helper/native/spawn.c (a plain run's spawn without forking the helper) into
-// generated/spawn.node and dist/generated/spawn.node, with the C compiler ($CC, else cc) and the
-// Node-API headers of the Node that runs this script. Run by `npm run build` after
-// build-validators (which empties generated/). Optional: without a compiler or the headers it says
-// why on stderr and the helper uses Node's own spawn (slower, the same semantics).
-// `TMUX_RUN_NATIVE=off npm run build` builds without it.
+// Builds the helper's two native parts into generated/ and dist/generated/ with the C compiler
+// ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
+// - helper/native/spawn.c, a plain run's spawn without forking the helper, into spawn.node (with
+//   the Node-API headers of the Node that runs this script);
+// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter.
+// Both are optional: without a compiler or the headers it says why on stderr and the helper uses
+// Node's own spawn and the perl waiter (slower, the same semantics).
+// `TMUX_RUN_NATIVE=off npm run build` builds neither.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const name = 'spawn.node';
 const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
-for (const dir of targets) rmSync(join(dir, name), { force: true });
+const parts = [
+  { name: 'spawn.node', source: 'spawn.c', without: "plain runs will use Node's own spawn" },
+  { name: 'walls-waiter', source: 'walls-waiter.c', without: 'sandboxed runs will use the perl waiter' },
+];
+for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });
 
-const skip = (why) => {
-  process.stderr.write(
-    `build-native: ${why}; plain runs will use Node's own spawn (slower; see README, "Requirements")\n`,
-  );
+const skip = (part, why) =>
+  process.stderr.write(`build-native: ${why}; ${part.without} (slower; see README, "Requirements")\n`);
+
+const why =
+  process.env.TMUX_RUN_NATIVE === 'off'
+    ? 'TMUX_RUN_NATIVE=off'
+    : process.platform !== 'linux'
+      ? `not built on ${process.platform}`
+      : undefined;
+if (why) {
+  for (const p of parts) skip(p, why);
   process.exit(0);
-};
-
-if (process.env.TMUX_RUN_NATIVE === 'off') skip('TMUX_RUN_NATIVE=off');
-if (process.platform !== 'linux') skip(`not built on ${process.platform}`);
+}
 // The headers that come with Node (official tarballs and distribution packages put them there).
 const headers = [
   join(dirname(process.execPath), '..', 'include', 'node'),
   '/usr/include/node',
   '/usr/local/include/node',
 ].find((d) => existsSync(join(d, 'node_api.h')));
-if (!headers) skip('no Node-API headers (node_api.h) beside this Node or in /usr/include/node');
 
-const out = join(targets[0], name);
-mkdirSync(targets[0], { recursive: true });
 const cc = process.env.CC || 'cc';
-try {
-  execFileSync(
-    cc,
-    [
-      '-O2',
-      '-std=c11',
-      '-Wall',
-      '-Wextra',
-      '-shared',
-      '-fPIC',
-      '-pthread',
-      '-I',
-      headers,
-      '-o',
-      out,
-      join(root, 'helper', 'native', 'spawn.c'),
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
-  );
-} catch (e) {
-  rmSync(out, { force: true });
-  skip(`${cc} could not build helper/native/spawn.c (${e.code ?? `status ${e.status}`})`);
-}
-for (const dir of targets.slice(1)) {
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(out, join(dir, name));
+mkdirSync(targets[0], { recursive: true });
+for (const part of parts) {
+  const library = part.name.endsWith('.node');
+  if (library && !headers) {
+    skip(part, 'no Node-API headers (node_api.h) beside this Node or in /usr/include/node');
+    continue;
+  }
+  const out = join(targets[0], part.name);
+  const source = join(root, 'helper', 'native', part.source);
+  const flags = library ? ['-shared', '-fPIC', '-pthread', '-I', headers] : [];
+  try {
+    execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, source], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  } catch (e) {
+    rmSync(out, { force: true });
+    skip(part, `${cc} could not build helper/native/${part.source} (${e.code ?? `status ${e.status}`})`);
+    continue;
+  }
+  for (const dir of targets.slice(1)) {
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(out, join(dir, part.name));
+  }
 }

@@ -12,7 +12,7 @@ import { gatherFacts, pathFacts, type FactMemo } from './facts.js';
 import { bytesOf, type Snapshot } from '../shell/snapshot.js';
 import type { RunLauncher } from '../run/runner.js';
 import { Walls } from './walls.js';
-import { prctlNumber } from './waiter.js';
+import { waiterProgram } from './waiter.js';
 
 let probed: Promise<ProbeResult> | undefined;
 
@@ -31,6 +31,9 @@ const text = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
 
 export type SandboxDecision =
   { ok: true; value: Exclude<SandboxValue, 'off'>; launcher: RunLauncher } | { ok: false; message: string };
+
+/** The walls' waiter, chosen once per helper (helper/sandbox/waiter.ts). */
+let chosenWaiter: ReturnType<typeof waiterProgram> | undefined;
 
 /** The pane's current walls (a helper serves one pane); a changed policy retires them. */
 let current: Walls | undefined;
@@ -52,9 +55,8 @@ export async function sandboxFor(
   if (!planned.ok) return { ok: false, message: text(planned.message) };
   const probe = await available();
   if (!probe.ok) return { ok: false, message: probe.reason };
-  const prctl = prctlNumber();
-  if (prctl === undefined)
-    return { ok: false, message: `the sandbox does not know this architecture (${process.arch})` };
+  const waiter = (chosenWaiter ??= waiterProgram());
+  if (typeof waiter === 'string') return { ok: false, message: waiter };
   // A writable tree that may not be (the cwd at ~ or /) is refused before the search for repositories.
   // One decision's facts: each path resolved once, however many plan paths share it as a parent.
   const memo: FactMemo = new Map();
@@ -69,7 +71,7 @@ export async function sandboxFor(
   const key = args.join('\0');
   if (!current || current.closed || current.key !== key) {
     current?.retire();
-    current = new Walls(probe.bwrap, args, dirname(record.socket), prctl, key);
+    current = new Walls(probe.bwrap, args, dirname(record.socket), waiter, key);
   }
   const w = current;
   return {

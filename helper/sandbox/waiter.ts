@@ -1,6 +1,10 @@
-// The waiter of a pane's kept-alive walls (helper/sandbox/walls.ts): a perl program that is pid 1
-// of the sandbox's namespaces for as long as the walls live, and what it and the helper say to each
-// other (pure). Perl because Debian always has it (perl-base is essential) and it costs no Node heap.
+// The waiter of a pane's kept-alive walls (helper/sandbox/walls.ts), pid 1 of the sandbox's
+// namespaces for as long as the walls live, and what it and the helper say to each other (pure):
+// helper/native/walls-waiter.c when it is built, else the perl program below (the fallback: Debian
+// always has perl-base, and it costs no Node heap). Both speak the same protocol.
+import { accessSync, constants } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PERL } from '../../src/os/perl.js';
 
 /** Where the helper's socket for the runs' streams is, inside the walls (a read-only bind in the private /tmp). */
 export const INNER_DIR = '/tmp/.tmux-run-walls';
@@ -18,6 +22,49 @@ const PRCTL: Partial<Record<string, number>> = {
   s390x: 172,
 };
 export const prctlNumber = (arch: string = process.arch): number | undefined => PRCTL[arch];
+
+/** Where the C waiter is bound inside the walls (the private /tmp: no hidden path covers it, and it is not the host's path). */
+export const INNER_WAITER = '/tmp/.tmux-run-waiter';
+/** The C waiter as built (scripts/build-native.mjs): generated/ two levels up, from helper/sandbox/ and dist/helper/sandbox/ alike. */
+export const NATIVE_WAITER = fileURLToPath(new URL('../../generated/walls-waiter', import.meta.url));
+
+/** Which waiter the walls run: the C one, or perl (with prctl's number) and why. */
+export type WaiterProgram =
+  { kind: 'native'; path: string } | { kind: 'perl'; prctl: number; why: string; unbuilt?: true };
+
+/**
+ * The waiter this helper's walls run: the C one when it is built and `TMUX_RUN_SPAWN=node` (no
+ * native part) was not asked for, else the perl one; a string when there is neither (the
+ * architecture's prctl number is unknown to the perl one).
+ */
+export function waiterProgram(
+  env: NodeJS.ProcessEnv = process.env,
+  path: string = NATIVE_WAITER,
+  arch: string = process.arch,
+): WaiterProgram | string {
+  let why: string;
+  let unbuilt: true | undefined;
+  if (env.TMUX_RUN_SPAWN === 'node') why = 'TMUX_RUN_SPAWN=node';
+  else {
+    try {
+      accessSync(path, constants.X_OK);
+      return { kind: 'native', path };
+    } catch {
+      why = 'the native waiter is not built (generated/walls-waiter is missing)';
+      unbuilt = true;
+    }
+  }
+  const prctl = prctlNumber(arch);
+  if (prctl === undefined) return `the sandbox does not know this architecture (${arch})`;
+  return { kind: 'perl', prctl, why, ...(unbuilt ? { unbuilt } : {}) };
+}
+
+/** bwrap's arguments after the walls: the program that is their pid 1, and for the C one its bind (before `--`). */
+export function waiterCommand(w: WaiterProgram): { binds: string[]; command: string[] } {
+  return w.kind === 'native'
+    ? { binds: ['--ro-bind', w.path, INNER_WAITER], command: ['--', INNER_WAITER, INNER_SOCKET] }
+    : { binds: [], command: ['--', PERL, '-e', WALLS_WAITER, INNER_SOCKET, String(w.prctl)] };
+}
 
 /**
  * The waiter (perl -e, `--as-pid-1`), given the socket's path and prctl's number. On descriptor 3
@@ -50,7 +97,7 @@ my ($path, $prctl) = @ARGV;
 open(my $c, "+<&=", 3) or exit 125; fcntl($c, 2, 1) or exit 125; syswrite($c, "R") or exit 125;
 $SIG{ALRM} = sub { print STDERR "tmux-run: this pane's helper did not answer the sandbox\n"; exit 125 }; alarm 10;
 my $g = ""; (sysread($c, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;
-$SIG{CHLD} = "IGNORE"; $SIG{PIPE} = "IGNORE"; my $buf = "";
+$SIG{ALRM} = "DEFAULT"; $SIG{CHLD} = "IGNORE"; $SIG{PIPE} = "IGNORE"; my $buf = "";
 sub readn { my $n = shift; while (length($buf) < $n) { my $r = sysread($c, $buf, 65536, length $buf);
   if (!defined $r) { next if $!{EINTR}; exit 0 } exit 0 if $r == 0 } my $x = substr($buf, 0, $n); substr($buf, 0, $n) = ""; $x }
 sub put { my ($f, $x) = @_; while (length $x) { my $n = syswrite($f, $x); if (!defined $n) { next if $!{EINTR}; return 0 } substr($x, 0, $n) = "" } 1 }

@@ -8,16 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { completionOfStatus, PERL, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
+import { completionOfStatus, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
 import type { Completion } from '../../src/protocol/messages.js';
 import { childrenOf } from '../../src/os/proc.js';
 import {
   encodeRequest,
   INNER_DIR,
-  INNER_SOCKET,
   parseReaper,
   PREFORK,
-  WALLS_WAITER,
+  waiterCommand,
+  type WaiterProgram,
   type WaiterRequest,
 } from './waiter.js';
 import { hostPid } from './host-pid.js';
@@ -111,7 +111,7 @@ export class Walls {
     bwrap: string,
     args: readonly string[],
     home: string,
-    prctl: number,
+    waiter: WaiterProgram,
     readonly key: string,
     private readonly idleMs: number = WALLS_IDLE_MS,
   ) {
@@ -128,9 +128,9 @@ export class Walls {
         // closed meanwhile
       }
     });
-    const walls = [...args, '--ro-bind', this.dir, INNER_DIR];
+    const { binds, command } = waiterCommand(waiter);
     // The walls go through a descriptor (bwrap --args): a path that is not UTF-8 keeps its bytes.
-    const command = ['--', PERL, '-e', WALLS_WAITER, INNER_SOCKET, String(prctl)];
+    const walls = [...args, '--ro-bind', this.dir, INNER_DIR, ...binds];
     this.child = spawn(bwrap, ['--args', '4', ...command], {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
       detached: true,

@@ -1,15 +1,20 @@
 // Runs in a Walls of helper/sandbox/walls.ts without tmux or a shell (the unit tests that drive
 // the real bwrap and waiter), and the processes kept walls hold between runs.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Run, type RunOutcome } from '../../helper/run/runner.js';
 import type { Walls } from '../../helper/sandbox/walls.js';
-import { prctlNumber } from '../../helper/sandbox/waiter.js';
+import { INNER_WAITER, NATIVE_WAITER, prctlNumber, type WaiterProgram } from '../../helper/sandbox/waiter.js';
 import { findBwrap, PERL } from '../../src/os/bwrap.js';
 import { childrenOf } from '../../src/os/proc.js';
 
 /** The bwrap these tests use, and whether walls can be made here at all. */
 export const testBwrap = findBwrap({});
 export const wallsUsable = testBwrap !== undefined && existsSync(PERL) && prctlNumber() !== undefined;
+/** Both waiters the walls can run, each tested the same: the C one (built by `npm run build`) and the perl fallback. */
+export const TEST_WAITERS: readonly WaiterProgram[] = [
+  { kind: 'native', path: NATIVE_WAITER },
+  { kind: 'perl', prctl: prctlNumber() ?? 0, why: 'tested' },
+];
 /** The mounts of the tests' walls, before processWalls(). */
 export const TEST_MOUNTS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
 
@@ -32,13 +37,29 @@ export function wallsRun(w: Walls, script: string, env: Record<string, string> =
 export const runIn = (w: Walls, script: string, env?: Record<string, string>): Promise<RunOutcome> =>
   wallsRun(w, script, env).done;
 
-const isPerl = (pid: number): boolean => {
+/** A process that is still the waiter's image (a kept child not yet /bin/sh), of either waiter. */
+const isWaiterImage = (pid: number): boolean => {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith(`${PERL}\0`);
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0')[0];
+    return argv0 === PERL || argv0 === INNER_WAITER;
   } catch {
     return false;
   }
 };
+
+/** Processes in walls made under `home` (their mounts name its directory): bwrap's, the waiter, runs. */
+export function processesWalledUnder(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/mountinfo`, 'latin1').includes(` ${home}/`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 
 /**
  * The waiter of idle walls and the next run's processes it keeps (PREFORK): its only child, the
@@ -53,7 +74,7 @@ export function keptPair(w: Walls): { waiter: number; reaper: number; child: num
   const waiter = one(w.pgid);
   const reaper = one(waiter);
   const child = one(reaper);
-  return waiter !== undefined && reaper !== undefined && child !== undefined && isPerl(child)
+  return waiter !== undefined && reaper !== undefined && child !== undefined && isWaiterImage(child)
     ? { waiter, reaper, child }
     : undefined;
 }

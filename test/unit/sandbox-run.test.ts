@@ -9,11 +9,26 @@ import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../helper/run/runner.js';
 import { Walls } from '../../helper/sandbox/walls.js';
-import { prctlNumber, WALLS_WAITER, INNER_SOCKET } from '../../helper/sandbox/waiter.js';
+import {
+  INNER_SOCKET,
+  NATIVE_WAITER,
+  waiterCommand,
+  waiterProgram,
+  type WaiterProgram,
+} from '../../helper/sandbox/waiter.js';
 import { reportOf } from '../../helper/run/outcome.js';
-import { PERL, processWalls, WAITER_READY } from '../../src/os/bwrap.js';
+import { processWalls, WAITER_READY } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';
-import { keptPair, runIn, wallsRun, testBwrap, TEST_MOUNTS, wallsUsable } from '../support/walls.js';
+import {
+  keptPair,
+  processesWalledUnder,
+  runIn,
+  wallsRun,
+  testBwrap,
+  TEST_MOUNTS,
+  TEST_WAITERS,
+  wallsUsable,
+} from '../support/walls.js';
 
 /** utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15). */
 const cpuTicks = (pid: number): number => {
@@ -26,13 +41,9 @@ const BASE = TEST_MOUNTS;
 const home = mkdtempSync('/var/tmp/tmux-run-walls-test-');
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-function walls(mounts: string[] = []): Walls {
-  return new Walls(bwrap!, [...BASE, ...mounts, ...processWalls(false)], home, prctlNumber()!, 'test');
+function walls(waiter: WaiterProgram, mounts: string[] = [], key = 'test', idleMs?: number): Walls {
+  return new Walls(bwrap!, [...BASE, ...mounts, ...processWalls(false)], home, waiter, key, idleMs);
 }
-
-let shared: Walls | undefined;
-const run = (script: string, w: Walls = (shared ??= walls())): Promise<RunOutcome> => runIn(w, script);
-afterAll(() => shared?.close());
 
 /** Live processes whose argv is `sleep TAG` for one of the tags. */
 function sleeping(tags: readonly string[]): number[] {
@@ -51,7 +62,19 @@ function sleeping(tags: readonly string[]): number[] {
 
 const usable = wallsUsable;
 
-describe.skipIf(!usable)('a run in kept-alive walls', () => {
+it.skipIf(!usable)('has the C waiter built (npm run build), so both waiters are tested', () => {
+  expect(TEST_WAITERS.map((w) => w.kind)).toEqual(['native', 'perl']);
+  expect(waiterProgram({})).toEqual({ kind: 'native', path: NATIVE_WAITER });
+  expect(waiterProgram({ TMUX_RUN_SPAWN: 'node' })).toMatchObject({ kind: 'perl', why: 'TMUX_RUN_SPAWN=node' });
+  expect(waiterProgram({}, '/nonexistent/walls-waiter')).toMatchObject({ kind: 'perl', unbuilt: true });
+  expect(waiterProgram({}, '/nonexistent/walls-waiter', 'mips')).toMatch(/does not know this architecture/);
+});
+
+describe.skipIf(!usable).each(TEST_WAITERS)('a run in kept-alive walls, the $kind waiter', (waiter) => {
+  let shared: Walls | undefined;
+  const run = (script: string, w: Walls = (shared ??= walls(waiter))): Promise<RunOutcome> => runIn(w, script);
+  afterAll(() => shared?.close());
+
   it('reports the script’s own signal and exit status, run after run in the same walls', async () => {
     expect((await run('kill -TERM $$')).completion).toEqual({ state: 'signaled', exit_status: null, signal: 15 });
     expect((await run('exit 143')).completion).toEqual({ state: 'exited', exit_status: 143, signal: null });
@@ -99,7 +122,7 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
 
   it('stops a cancelled run with SIGTERM to its group, the walls still standing', async () => {
     const r = wallsRun(
-      (shared ??= walls()),
+      (shared ??= walls(waiter)),
       'trap "echo term; exit 3" TERM; echo up; while :; do sleep 0.05; done',
       {},
     );
@@ -115,7 +138,7 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
   });
 
   it('tells walls bwrap could not set up from the script’s failure: sandbox_unavailable, not run', async () => {
-    const w = walls(['--bind', '/nonexistent-tmux-run-test', '/x']);
+    const w = walls(waiter, ['--bind', '/nonexistent-tmux-run-test', '/x']);
     const o = await run('echo ran', w);
     expect(o.reason).toBe('sandbox_unavailable');
     expect(o.completion).toBeUndefined();
@@ -130,10 +153,10 @@ describe.skipIf(!usable)('a run in kept-alive walls', () => {
   });
 });
 
-describe.skipIf(!usable)('idle walls', () => {
+describe.skipIf(!usable).each(TEST_WAITERS)('idle walls, the $kind waiter', (waiter) => {
   it('cost no CPU while idle, and end once unused for their idle time', async () => {
-    const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'idle', 1500);
-    expect((await run('echo up', w)).stdout.toString()).toBe('up\n');
+    const w = walls(waiter, [], 'idle', 1500);
+    expect((await runIn(w, 'echo up')).stdout.toString()).toBe('up\n');
     // Idle once the next run's reaper and child are forked (after each run): bwrap, the waiter, those two.
     const kept = await waitUntil(() => keptPair(w), 10_000, "the next run's processes");
     const pids = [w.pgid!, kept.waiter, kept.reaper, kept.child];
@@ -149,15 +172,12 @@ describe.skipIf(!usable)('idle walls', () => {
   });
 });
 
-describe.skipIf(!usable)('a helper that does not answer the waiter', () => {
+describe.skipIf(!usable).each(TEST_WAITERS)('a helper that does not answer the $kind waiter', (waiter) => {
   it('makes the waiter give up after 10 s, saying why, with nothing started', async () => {
-    const child = spawn(
-      bwrap!,
-      [...BASE, ...processWalls(false), '--', PERL, '-e', WALLS_WAITER, INNER_SOCKET, '157'],
-      {
-        stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-      },
-    );
+    const { binds, command } = waiterCommand(waiter);
+    const child = spawn(bwrap!, [...BASE, ...processWalls(false), ...binds, ...command], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
     let said = '';
     let asked = '';
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (said += c));
@@ -174,51 +194,49 @@ describe.skipIf(!usable)('a helper that does not answer the waiter', () => {
 // signalled; the waiter takes a request only after the helper's go, which proves it alive then.
 const DIES_AT_ONCE = `
 import { Walls } from './helper/sandbox/walls.ts';
-import { prctlNumber } from './helper/sandbox/waiter.ts';
+import { waiterProgram } from './helper/sandbox/waiter.ts';
 import { findBwrap, processWalls } from './src/os/bwrap.ts';
 const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-const w = new Walls(findBwrap({}), [...base, ...processWalls(false)], process.argv[2], prctlNumber(), 'k');
+const w = new Walls(findBwrap({}), [...base, ...processWalls(false)], process.argv[2], waiterProgram(), 'k');
 w.run({ script: 'sleep ' + process.argv[1], umask: undefined, cwd: '/', env: { PATH: '/usr/bin:/bin' } },
   { output() {}, started() {}, ended() {} });
 if (process.argv[3] === 'later') setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);
 else process.kill(process.pid, 'SIGKILL');
 `;
 
-describe.skipIf(!usable)('a helper SIGKILLed right after it made walls', () => {
-  it('leaves no waiter and no run, killed at once or while the run runs', async () => {
-    const tags = Array.from({ length: 8 }, (_, i) => `600.${process.pid}${i}7`);
-    const results = tags.map((tag, i) =>
-      spawnSync(
-        process.execPath,
-        ['--import', 'tsx', '--input-type=module', '-e', DIES_AT_ONCE, tag, home, i % 2 ? 'later' : 'now'],
-        {
-          cwd: join(import.meta.dirname, '..', '..'),
-          stdio: ['ignore', 'ignore', 'pipe'],
-          encoding: 'utf8',
-        },
-      ),
-    );
-    // Each helper did die of its SIGKILL (not of an error before it made the walls).
-    expect(results.map((r) => [r.signal, r.stderr])).toEqual(tags.map(() => ['SIGKILL', '']));
-    const waiters = (): number[] =>
-      readdirSync('/proc')
-        .filter((d) => /^\d+$/.test(d))
-        .filter((d) => {
-          try {
-            return (
-              readFileSync(`/proc/${d}/cmdline`, 'latin1').split('\0').includes(WALLS_WAITER) &&
-              readFileSync(`/proc/${d}/cmdline`, 'latin1').includes(home)
-            );
-          } catch {
-            return false;
-          }
-        })
-        .map(Number);
-    // Whatever started would be running within this time (walls start in tens of ms).
-    await new Promise((r) => setTimeout(r, 1500));
-    const left = sleeping(tags);
-    for (const pid of left) process.kill(pid, 'SIGKILL');
-    expect(left, 'sandboxed scripts still running after their helper was SIGKILLed').toEqual([]);
-    expect(waiters()).toEqual([]);
-  }, 60_000);
-});
+describe.skipIf(!usable).each(TEST_WAITERS)(
+  'a helper SIGKILLed right after it made walls, the $kind waiter',
+  (waiter) => {
+    it('leaves no waiter and no run, killed at once or while the run runs', async () => {
+      const dir = mkdtempSync(join(home, 'killed-'));
+      // The probe for what is left can see walls: one made here is found while it lives.
+      const probeHome = mkdtempSync(join(home, 'probe-'));
+      const seen = new Walls(bwrap!, [...BASE, ...processWalls(false)], probeHome, waiter, 'probe');
+      expect((await runIn(seen, 'echo up')).stdout.toString()).toBe('up\n');
+      expect(processesWalledUnder(probeHome).length).toBeGreaterThan(0);
+      seen.close();
+      const tags = Array.from({ length: 8 }, (_, i) => `600.${process.pid}${i}7`);
+      const env = { ...process.env, ...(waiter.kind === 'perl' ? { TMUX_RUN_SPAWN: 'node' } : {}) };
+      const results = tags.map((tag, i) =>
+        spawnSync(
+          process.execPath,
+          ['--import', 'tsx', '--input-type=module', '-e', DIES_AT_ONCE, tag, dir, i % 2 ? 'later' : 'now'],
+          {
+            cwd: join(import.meta.dirname, '..', '..'),
+            stdio: ['ignore', 'ignore', 'pipe'],
+            encoding: 'utf8',
+            env,
+          },
+        ),
+      );
+      // Each helper did die of its SIGKILL (not of an error before it made the walls).
+      expect(results.map((r) => [r.signal, r.stderr])).toEqual(tags.map(() => ['SIGKILL', '']));
+      // Whatever started would be running within this time (walls start in tens of ms).
+      await new Promise((r) => setTimeout(r, 1500));
+      const left = sleeping(tags);
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+      expect(left, 'sandboxed scripts still running after their helper was SIGKILLed').toEqual([]);
+      expect(processesWalledUnder(dir), 'a bwrap or waiter left by a SIGKILLed helper').toEqual([]);
+    }, 60_000);
+  },
+);

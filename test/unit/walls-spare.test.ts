@@ -6,10 +6,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../helper/run/runner.js';
 import { Walls } from '../../helper/sandbox/walls.js';
-import { prctlNumber } from '../../helper/sandbox/waiter.js';
 import { processWalls } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';
-import { keptPair, runIn, testBwrap, TEST_MOUNTS, wallsUsable } from '../support/walls.js';
+import { keptPair, runIn, testBwrap, TEST_MOUNTS, TEST_WAITERS, wallsUsable } from '../support/walls.js';
 
 const bwrap = testBwrap;
 const BASE = TEST_MOUNTS;
@@ -23,38 +22,41 @@ const stdoutOf = (o: RunOutcome): string => o.stdout.toString('utf8');
 const spare = (w: Walls): Promise<{ reaper: number; child: number }> =>
   waitUntil(() => keptPair(w), 10000, "the next run's reaper and child");
 
-describe.skipIf(!usable)("the next run's processes, forked before it is asked for", () => {
-  it('are there while the walls are idle, and a run takes them', async () => {
-    const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'spare');
-    try {
-      const kept = await spare(w);
-      const o = await run(w, 'echo "$X $$"');
-      expect(o.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
-      expect(stdoutOf(o)).toMatch(/^x \d+\n$/);
-      // The kept ones ran it (they are gone), and new ones wait for the run after.
-      const next = await spare(w);
-      expect([next.reaper, next.child]).not.toContain(kept.reaper);
-      expect(existsSync(`/proc/${kept.child}`)).toBe(false);
-    } finally {
-      w.close();
-    }
-  });
+describe.skipIf(!usable).each(TEST_WAITERS)(
+  "the next run's processes, forked before it is asked for, the $kind waiter",
+  (waiter) => {
+    it('are there while the walls are idle, and a run takes them', async () => {
+      const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, waiter, 'spare');
+      try {
+        const kept = await spare(w);
+        const o = await run(w, 'echo "$X $$"');
+        expect(o.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+        expect(stdoutOf(o)).toMatch(/^x \d+\n$/);
+        // The kept ones ran it (they are gone), and new ones wait for the run after.
+        const next = await spare(w);
+        expect([next.reaper, next.child]).not.toContain(kept.reaper);
+        expect(existsSync(`/proc/${kept.child}`)).toBe(false);
+      } finally {
+        w.close();
+      }
+    });
 
-  it('a next run whose kept child or kept reaper was killed is started anew', async () => {
-    const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, prctlNumber()!, 'spare-killed');
-    try {
-      const a = await spare(w);
-      process.kill(a.child, 'SIGKILL');
-      let o = await run(w, 'echo one');
-      expect([o.reason, stdoutOf(o), o.completion?.exit_status]).toEqual(['completed', 'one\n', 0]);
-      const b = await spare(w);
-      process.kill(b.reaper, 'SIGKILL');
-      // The child of a reaper that is gone ends: its pipe closed.
-      await waitUntil(() => !existsSync(`/proc/${b.child}`) || undefined, 10000, 'the orphaned child to end');
-      o = await run(w, 'echo two; exit 3');
-      expect([o.reason, stdoutOf(o), o.completion?.exit_status]).toEqual(['completed', 'two\n', 3]);
-    } finally {
-      w.close();
-    }
-  });
-});
+    it('a next run whose kept child or kept reaper was killed is started anew', async () => {
+      const w = new Walls(bwrap!, [...BASE, ...processWalls(false)], home, waiter, 'spare-killed');
+      try {
+        const a = await spare(w);
+        process.kill(a.child, 'SIGKILL');
+        let o = await run(w, 'echo one');
+        expect([o.reason, stdoutOf(o), o.completion?.exit_status]).toEqual(['completed', 'one\n', 0]);
+        const b = await spare(w);
+        process.kill(b.reaper, 'SIGKILL');
+        // The child of a reaper that is gone ends: its pipe closed.
+        await waitUntil(() => !existsSync(`/proc/${b.child}`) || undefined, 10000, 'the orphaned child to end');
+        o = await run(w, 'echo two; exit 3');
+        expect([o.reason, stdoutOf(o), o.completion?.exit_status]).toEqual(['completed', 'two\n', 3]);
+      } finally {
+        w.close();
+      }
+    });
+  },
+);

@@ -3,17 +3,15 @@
 // helper/sandbox/sandbox.ts (a bwrap and a waiter per sandboxed run), extracted with `git archive`
 // into a temporary directory; "after" is this tree's (walls kept alive per pane and policy). Each
 // round times one `Run` from start() to done for every form, in turn, beside Node's own spawn of
-// `/bin/sh -c true` (the floor of the same round), and a third plain option: a long-lived perl
-// spawner (the walls' waiter without bwrap) that forks each script, its streams on unix sockets.
-// Each timed run starts PACE_MS after the one before ended.
+// `/bin/sh -c true` (the floor of the same round), and this tree's walls again with the perl waiter
+// (the fallback when helper/native/walls-waiter.c is not built). Each timed run starts PACE_MS after
+// the one before ended.
 //
 //   npx tsx scripts/bench-walls.ts [--quick | --rounds N] [--base COMMIT]   # also run by scripts/bench.ts
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../test/support/product.js';
 import { sleep } from '../test/support/waiting.js';
@@ -27,8 +25,8 @@ type Median = { median: number; n: number };
 export interface WallsBench {
   base: string;
   floor_true: Median;
-  plain_true: { before: Median; after: Median; spawner: Median };
-  sandboxed_true: { before: Median; after: Median };
+  plain_true: { before: Median; after: Median };
+  sandboxed_true: { before: Median; after: Median; perl: Median };
   mid: { before: Median; after: Median };
   big: { before: Median; after: Median };
 }
@@ -41,16 +39,16 @@ const median = (v: number[]): Median => {
 // Both trees' modules are loaded at run time; this tree's types describe both (the base's RunSpec
 // has `wrap` where this one has `launcher`, and its decision `wrap` where this one's has `launcher`).
 type RunnerModule = typeof import('../helper/run/runner.js');
-type WaiterModule = typeof import('../helper/sandbox/waiter.js');
 type Decision = { ok: true; wrap?: unknown; launcher?: unknown } | { ok: false; message: string };
 interface Tree {
   Run: RunnerModule['Run'];
   sandboxFor: (snapshot: unknown, record: unknown, audit: string) => Promise<Decision>;
 }
 
-async function loadTree(dir: string): Promise<Tree> {
+/** A tree's Run and sandboxFor; `instance` loads another copy of sandbox.ts (walls and waiter of its own). */
+async function loadTree(dir: string, instance = ''): Promise<Tree> {
   const runner = (await import(pathToFileURL(join(dir, 'helper/run/runner.ts')).href)) as RunnerModule;
-  const sandbox = (await import(pathToFileURL(join(dir, 'helper/sandbox/sandbox.ts')).href)) as Pick<
+  const sandbox = (await import(`${pathToFileURL(join(dir, 'helper/sandbox/sandbox.ts')).href}${instance}`)) as Pick<
     Tree,
     'sandboxFor'
   >;
@@ -95,62 +93,6 @@ function floorTrue(): Promise<number> {
   });
 }
 
-/** The spawner option: the walls' waiter run directly (no bwrap), each script a request to it. */
-async function spawnerOption(afterDir: string): Promise<{ run: () => Promise<number>; close: () => void }> {
-  const w = (await import(pathToFileURL(join(afterDir, 'helper/sandbox/waiter.ts')).href)) as WaiterModule;
-  const dir = mkdtempSync(join('/var/tmp', 'tmux-run-bench-spawner-'));
-  const pending = new Map<string, { left: number; done: () => void }>();
-  const server = createServer((s: Socket) => {
-    let head = '';
-    s.setEncoding('latin1');
-    s.on('data', (c: string) => {
-      if (head.length < 34) head += c;
-    });
-    s.once('close', () => {
-      const p = pending.get(head.slice(0, 32));
-      if (p && --p.left === 0) p.done();
-    });
-  }).listen(join(dir, 's'));
-  // A plain run needs no subreaper and no sweep of what it left (the helper stops its group after
-  // the drain, as today): the waiter without those two steps.
-  const plain = w.WALLS_WAITER.replace('syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125;', '').replace(
-    / {2}while \(1\) \{ my \$r = waitpid\(-1, 1\);[\s\S]*?unless \$n \}\n/,
-    '',
-  );
-  if (plain.includes('kids();') || plain.includes('syscall('))
-    throw new Error('the waiter changed: adapt the spawner option');
-  const child = spawn('/usr/bin/perl', ['-e', plain, join(dir, 's'), String(w.prctlNumber() ?? 157)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
-  });
-  const ctrl = child.stdio[3] as Duplex;
-  await new Promise<void>((res) => ctrl.once('data', () => res()));
-  ctrl.write('G');
-  ctrl.write(w.PREFORK);
-  let n = 0;
-  return {
-    run: () =>
-      new Promise<number>((res) => {
-        const token = (++n).toString(16).padStart(32, '0');
-        const t0 = performance.now();
-        pending.set(token, {
-          left: 3,
-          done: () => {
-            res(performance.now() - t0);
-            ctrl.write(w.PREFORK); // as the helper does after each run in the walls
-          },
-        });
-        ctrl.write(
-          w.encodeRequest({ token, umask: undefined, cwd: '/', script: 'true', env: { PATH: '/usr/bin:/bin' } }),
-        );
-      }),
-    close: () => {
-      child.kill('SIGKILL');
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 /** The sandbox's launch for a tree, for a project with a git repository (what a workspace pane has). */
 async function sandboxSpec(t: Tree, project: string, home: string): Promise<Record<string, unknown>> {
   const snapshot = {
@@ -174,21 +116,32 @@ export async function wallsBench(rounds: number, base = WALLS_BASE): Promise<Wal
     execFileSync('git', ['init', '-q', project]);
     writeFileSync(join(project, 'src', 'a.c'), 'int main(void){return 0;}\n');
     const [before, after] = [await loadTree(baseDir), await loadTree(ROOT)];
-    const spawner = await spawnerOption(ROOT);
+    // This tree's walls with the perl waiter (the fallback), chosen as a helper started with
+    // TMUX_RUN_SPAWN=node chooses it, at its first sandboxed run.
+    const perl = await loadTree(ROOT, '?perl-waiter');
+    const spawnWas = process.env.TMUX_RUN_SPAWN;
+    process.env.TMUX_RUN_SPAWN = 'node';
+    await sandboxSpec(perl, project, home);
+    if (spawnWas === undefined) delete process.env.TMUX_RUN_SPAWN;
+    else process.env.TMUX_RUN_SPAWN = spawnWas;
     const mid = 'head -c 65536 /dev/zero | tr "\\0" a';
     const big = 'head -c 262144 /dev/zero | tr "\\0" a';
     const v: Record<string, number[]> = {};
     const add = (k: string, ms: number): void => void (v[k] ??= []).push(ms);
     for (let i = 0; i < rounds + 5; i++) {
       // The walls are decided per run, as the helper does (facts, arguments), in both trees.
-      const sb = [await sandboxSpec(before, project, home), await sandboxSpec(after, project, home)];
+      const sb = [
+        await sandboxSpec(before, project, home),
+        await sandboxSpec(after, project, home),
+        await sandboxSpec(perl, project, home),
+      ];
       const m: [string, () => Promise<number>][] = [
         ['floor', floorTrue],
         ['plain_before', () => timeRun(before, 'true')],
         ['plain_after', () => timeRun(after, 'true')],
-        ['spawner', spawner.run],
         ['sandboxed_before', () => timeRun(before, 'true', sb[0])],
         ['sandboxed_after', () => timeRun(after, 'true', sb[1])],
+        ['sandboxed_perl', () => timeRun(after, 'true', sb[2])],
         ['mid_before', () => timeRun(before, mid)],
         ['mid_after', () => timeRun(after, mid)],
         ['big_before', () => timeRun(before, big)],
@@ -202,13 +155,12 @@ export async function wallsBench(rounds: number, base = WALLS_BASE): Promise<Wal
         await sleep(PACE_MS);
       }
     }
-    spawner.close();
     const get = (k: string): Median => median(v[k] ?? []);
     return {
       base,
       floor_true: get('floor'),
-      plain_true: { before: get('plain_before'), after: get('plain_after'), spawner: get('spawner') },
-      sandboxed_true: { before: get('sandboxed_before'), after: get('sandboxed_after') },
+      plain_true: { before: get('plain_before'), after: get('plain_after') },
+      sandboxed_true: { before: get('sandboxed_before'), after: get('sandboxed_after'), perl: get('sandboxed_perl') },
       mid: { before: get('mid_before'), after: get('mid_after') },
       big: { before: get('big_before'), after: get('big_after') },
     };
@@ -227,8 +179,8 @@ export function wallsBenchLines(b: WallsBench): string[] {
     '| --- | ---: | ---: | ---: |',
     `| floor: Node spawns /bin/sh -c true (ms) | ${f(b.floor_true)} | ${f(b.floor_true)} | ${b.floor_true.n} |`,
     `| plain true, Run start to done (ms; ratio to the floor) | ${f(b.plain_true.before)} (${r(b.plain_true.before)}) | ${f(b.plain_true.after)} (${r(b.plain_true.after)}) | ${b.plain_true.after.n} |`,
-    `| option: perl spawner forks true, streams on sockets (ms; ratio) | | ${f(b.plain_true.spawner)} (${r(b.plain_true.spawner)}) | ${b.plain_true.spawner.n} |`,
     `| sandboxed true, workspace with a git repository (ms) | ${f(b.sandboxed_true.before)} | ${f(b.sandboxed_true.after)} | ${b.sandboxed_true.after.n} |`,
+    `| the same, this tree's walls with the perl waiter (TMUX_RUN_SPAWN=node) (ms) | | ${f(b.sandboxed_true.perl)} | ${b.sandboxed_true.perl.n} |`,
     `| sandboxed minus plain (ms) | ${(b.sandboxed_true.before.median - b.plain_true.before.median).toFixed(2)} | ${(b.sandboxed_true.after.median - b.plain_true.after.median).toFixed(2)} | |`,
     `| 65536 bytes of output (ms) | ${f(b.mid.before)} | ${f(b.mid.after)} | ${b.mid.after.n} |`,
     `| 262144 bytes of output (ms) | ${f(b.big.before)} | ${f(b.big.after)} | ${b.big.after.n} |`,

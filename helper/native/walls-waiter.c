@@ -1,26 +1,10 @@
 // The waiter of a pane's kept-alive walls (helper/sandbox/walls.ts), in C: pid 1 of the sandbox's
-// namespaces for as long as the walls live. It does what the perl waiter of helper/sandbox/waiter.ts
-// (WALLS_WAITER, the fallback when this is not built) does, with the same protocol, in system calls
-// that cost microseconds where each of perl's steps cost milliseconds (BENCHMARKS.md, issue 23).
+// namespaces for as long as the walls live, forking each run's reaper and child ahead of the run.
+// The protocol, and what each process does, is said once, in helper/sandbox/waiter.ts (the perl
+// waiter there, WALLS_WAITER, is the fallback when this is not built, and does the same). This one
+// makes the same system calls without perl's costs (milliseconds per step here: BENCHMARKS.md).
 //
 //   walls-waiter SOCKET      (bwrap --as-pid-1; descriptor 3: a socket pair with the helper)
-//
-// On descriptor 3 it writes `R` and waits for the helper's `G` (the helper was alive after bwrap set
-// its parent-death signal), then reads requests (8 hex digits of length, then TOKEN \0 UMASK \0 CWD
-// \0 SCRIPT \0 NAME=VALUE \0 ...) until the helper closes its end, when it exits and the kernel ends
-// the namespace. A request of no length (PREFORK) asks for the next run's two processes while
-// nothing runs: its reaper, a subreaper, and its child, the process that becomes the run's /bin/sh,
-// both waiting on a pipe. A request goes to the reaper kept (or one forked then). The reaper
-// connects to SOCKET as `TOKENs` (the status link) and passes the request on (a child that died
-// meanwhile is forked anew); the child connects as `TOKENo` and `TOKENe`, and execs /bin/sh -c
-// SCRIPT in a session of its own with the exact cwd, umask and environment, the two connections as
-// descriptors 1 and 2, stdin /dev/null, nothing else open, every signal's disposition the default
-// and none blocked. The reaper writes `S PID`, waits for it, then SIGKILLs whatever the run left
-// (every orphan of the run is its child, setsid, nohup and double forks included; /proc is read
-// only when some child is left) until it has no child at all, and only then writes `W STATUS` (the
-// raw wait status) and exits. A chdir, connect or exec that fails is `C errno` / `E errno` (the
-// child tells the reaper on a close-on-exec pipe), nothing run. A request no reaper could take is
-// answered `F TOKEN` on descriptor 3.
 //
 // Built by scripts/build-native.mjs into generated/ and dist/generated/ (not committed).
 #define _GNU_SOURCE
@@ -41,7 +25,8 @@
 #include <unistd.h>
 
 #define CTRL 3
-#define TOKEN_MAX 64
+#define TOKEN_LEN 32
+#define ACK "A"
 
 static struct sockaddr_un addr;
 static socklen_t addr_len;
@@ -108,7 +93,7 @@ static void readn(char *p, size_t n) {
 static int link_to(const char *token, size_t token_len, char kind) {
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return -1;
-  char head[TOKEN_MAX + 2];
+  char head[TOKEN_LEN + 2];
   memcpy(head, token, token_len);
   head[token_len] = kind;
   head[token_len + 1] = '\n';
@@ -138,21 +123,49 @@ static void default_signals(void) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* The process that becomes the run's /bin/sh: waits for its request on `in`, fails on `fail`. */
-static void shell_to_be(int in, int fail) {
-  char *req;
-  ssize_t n = take(in, &req);
-  if (n <= 0) _exit(0);
-  close(in);
-  char *end = req + n, *f[4], *p = req;
-  for (int k = 0; k < 4; k++) {
-    char *z = memchr(p, 0, (size_t)(end - p));
-    if (z == NULL) {
+/* Exactly n bytes of fd; 0 at its end or on an error. */
+static int read_exactly(int fd, char *p, size_t n) {
+  while (n > 0) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return 0;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 1;
+}
+
+/*
+ * The process that becomes the run's /bin/sh: its two streams connected, a session of its own, it
+ * waits for its request on its stdout connection, says it took it (ACK, the first byte of that
+ * stream), and execs. It dies with its reaper (a run never runs without one).
+ */
+static void shell_to_be(const char *token, pid_t reaper, int fail) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != reaper) _exit(125);
+  int out = link_to(token, TOKEN_LEN, 'o');
+  if (out < 0) _exit(125);
+  int err = link_to(token, TOKEN_LEN, 'e');
+  if (err < 0) _exit(125);
+  setsid();
+  char hex[9];
+  if (!read_exactly(out, hex, 8)) _exit(0);
+  hex[8] = 0;
+  char *z;
+  unsigned long n = strtoul(hex, &z, 16);
+  if (*z != 0) _exit(125);
+  char *req = malloc(n + 1);
+  if (req == NULL || !read_exactly(out, req, n)) _exit(125);
+  shutdown(out, SHUT_RD);
+  if (!put(out, ACK, 1)) _exit(125);
+  char *end = req + n, *f[3], *p = req;
+  for (int k = 0; k < 3; k++) {
+    char *nul = memchr(p, 0, (size_t)(end - p));
+    if (nul == NULL) {
       report(fail, 'E', EINVAL);
       _exit(125);
     }
     f[k] = p;
-    p = z + 1;
+    p = nul + 1;
   }
   size_t count = 0;
   for (char *q = p; q < end; q++) count += *q == 0;
@@ -163,27 +176,15 @@ static void shell_to_be(int in, int fail) {
   }
   size_t e = 0;
   for (char *q = p; q < end;) {
-    char *z = memchr(q, 0, (size_t)(end - q));
-    if (z == NULL) break;
+    char *nul = memchr(q, 0, (size_t)(end - q));
+    if (nul == NULL) break;
     char *eq = strchr(q, '=');
     if (eq != NULL && eq > q) envp[e++] = q;
-    q = z + 1;
+    q = nul + 1;
   }
   envp[e] = NULL;
-  size_t token_len = strlen(f[0]);
-  if (token_len > TOKEN_MAX) {
-    report(fail, 'E', EINVAL);
-    _exit(125);
-  }
-  int out = link_to(f[0], token_len, 'o');
-  int err = out < 0 ? -1 : link_to(f[0], token_len, 'e');
-  if (err < 0) {
-    report(fail, 'E', errno);
-    _exit(125);
-  }
-  setsid();
-  if (*f[1] != 0) umask((mode_t)strtol(f[1], NULL, 8));
-  if (chdir(f[2]) < 0) {
+  if (*f[0] != 0) umask((mode_t)strtol(f[0], NULL, 8));
+  if (chdir(f[1]) < 0) {
     report(fail, 'C', errno);
     _exit(125);
   }
@@ -193,30 +194,10 @@ static void shell_to_be(int in, int fail) {
     _exit(125);
   }
   default_signals();
-  char *argv[] = {"/bin/sh", "-c", f[3], NULL};
+  char *argv[] = {"/bin/sh", "-c", f[2], NULL};
   execve("/bin/sh", argv, envp);
   report(fail, 'E', errno);
   _exit(127);
-}
-
-/* Forks the run's child; `in` (the reaper's own request pipe) is closed in it. */
-static pid_t to_be(int in, int *go, int *failed) {
-  int g[2], f[2];
-  if (pipe2(g, O_CLOEXEC) < 0) _exit(125);
-  if (pipe2(f, O_CLOEXEC) < 0) _exit(125);
-  pid_t p = fork();
-  if (p < 0) _exit(125);
-  if (p == 0) {
-    if (in >= 0) close(in);
-    close(g[1]);
-    close(f[0]);
-    shell_to_be(g[0], f[1]);
-  }
-  close(g[0]);
-  close(f[1]);
-  *go = g[1];
-  *failed = f[0];
-  return p;
 }
 
 /* The children of this process that /proc lists (its orphans included); at most max. */
@@ -247,30 +228,28 @@ static int kids(pid_t *out, int max) {
   return n;
 }
 
-static void reaper(int in) {
+/* A run's reaper, a subreaper: forks the run's child, says its pid, waits for it and ends what it left. */
+static void reaper(const char *token) {
   signal(SIGCHLD, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) _exit(125);
-  int go, failed;
-  pid_t p = to_be(in, &go, &failed);
-  char *req;
-  ssize_t n = take(in, &req);
-  if (n <= 0) _exit(0);
-  close(in);
-  if (waitpid(p, NULL, WNOHANG) == p) {
-    close(go);
-    close(failed);
-    p = to_be(-1, &go, &failed);
+  int f[2];
+  if (pipe2(f, O_CLOEXEC) < 0) _exit(125);
+  pid_t self = getpid();
+  pid_t p = fork();
+  if (p < 0) _exit(125);
+  if (p == 0) {
+    close(f[0]);
+    shell_to_be(token, self, f[1]);
   }
-  char *z = memchr(req, 0, (size_t)n);
-  size_t token_len = z == NULL ? (size_t)n : (size_t)(z - req);
-  if (token_len > TOKEN_MAX) _exit(125);
-  int st = link_to(req, token_len, 's');
-  if (st < 0) _exit(125);
+  close(f[1]);
+  // Connected after the fork: the child holds no copy of the status link.
+  int st = link_to(token, TOKEN_LEN, 's');
+  if (st < 0) {
+    kill(p, SIGKILL);
+    _exit(125);
+  }
   signal(SIGPIPE, SIG_IGN);
-  if (!put(go, req, (size_t)n)) report(st, 'E', errno);
-  close(go);
-  free(req);
   char line[32];
   put(st, line, (size_t)snprintf(line, sizeof line, "S %d\n", (int)p));
   int w = 0;
@@ -284,7 +263,7 @@ static void reaper(int in) {
     if (k < 0 && errno != EINTR) break;
   }
   char *e;
-  ssize_t en = take(failed, &e);
+  ssize_t en = take(f[0], &e);
   if (en >= 4 && en < 20 && (e[0] == 'C' || e[0] == 'E') && e[1] == ' ' && e[en - 1] == '\n') put(st, e, (size_t)en);
   // Whatever the run left is this reaper's child now: SIGKILLed until none is left.
   pid_t left[4096];
@@ -305,25 +284,6 @@ static void reaper(int in) {
   }
   put(st, line, (size_t)snprintf(line, sizeof line, "W %d\n", w));
   _exit(0);
-}
-
-/* A kept reaper: the write end of its request pipe, -1 when it could not be forked. */
-static int spare(void) {
-  int r[2];
-  if (pipe2(r, O_CLOEXEC) < 0) return -1;
-  pid_t p = fork();
-  if (p < 0) {
-    close(r[0]);
-    close(r[1]);
-    return -1;
-  }
-  if (p == 0) {
-    close(CTRL);
-    close(r[1]);
-    reaper(r[0]);
-  }
-  close(r[0]);
-  return r[1];
 }
 
 static void no_answer(int sig) {
@@ -352,39 +312,22 @@ int main(int argc, char **argv) {
   signal(SIGALRM, SIG_DFL);
   signal(SIGCHLD, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
-  int next = -1;
   for (;;) {
-    char hex[9];
-    readn(hex, 8);
-    hex[8] = 0;
-    char *z;
-    unsigned long n = strtoul(hex, &z, 16);
-    if (*z != 0) return 125;
-    if (n == 0) {
-      if (next < 0) next = spare();
-      continue;
+    char m[TOKEN_LEN + 2];
+    readn(m, sizeof m);
+    if (m[0] != 'P' || m[TOKEN_LEN + 1] != '\n') return 125;
+    for (int i = 1; i <= TOKEN_LEN; i++)
+      if (!((m[i] >= '0' && m[i] <= '9') || (m[i] >= 'a' && m[i] <= 'f'))) return 125;
+    m[TOKEN_LEN + 1] = 0;
+    pid_t p = fork();
+    if (p == 0) {
+      close(CTRL);
+      reaper(m + 1);
     }
-    char *req = malloc(n);
-    if (req == NULL) return 125;
-    readn(req, n);
-    int s = next >= 0 ? next : spare();
-    next = -1;
-    if (s < 0 || !put(s, req, n)) {
-      if (s >= 0) close(s);
-      s = spare();
-      if (s < 0 || !put(s, req, n)) {
-        char *t = memchr(req, 0, n);
-        size_t tl = t == NULL ? n : (size_t)(t - req);
-        char line[TOKEN_MAX + 3];
-        if (tl <= TOKEN_MAX) {
-          line[0] = 'F';
-          memcpy(line + 1, req, tl);
-          line[tl + 1] = '\n';
-          put(CTRL, line, tl + 2);
-        }
-      }
+    if (p < 0) {
+      m[0] = 'F';
+      m[TOKEN_LEN + 1] = '\n';
+      put(CTRL, m, sizeof m);
     }
-    if (s >= 0) close(s);
-    free(req);
   }
 }

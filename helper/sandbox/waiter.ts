@@ -67,91 +67,89 @@ export function waiterCommand(w: WaiterProgram): { binds: string[]; command: str
 }
 
 /**
- * The waiter (perl -e, `--as-pid-1`), given the socket's path and prctl's number. On descriptor 3
- * (a socket pair with the helper, close-on-exec) it writes `R` and waits for the helper's `G`
- * (WAITER_READY in src/os/bwrap.ts: the helper was alive after bwrap set its parent-death signal),
- * then reads requests (8 hex digits of length, then TOKEN \0 UMASK \0 CWD \0 SCRIPT \0 NAME=VALUE
- * \0 ...) until the helper closes its end, when it exits and the kernel ends the namespace.
+ * What the waiter does, either one (helper/native/walls-waiter.c and the perl one below, `perl -e
+ * WALLS_WAITER SOCKET PRCTL`), as pid 1 of the walls (`--as-pid-1`):
  *
- * A run's two processes are forked before its request comes, while nothing runs (a request of no
- * length, PREFORK, asks for them; the helper sends it when the walls are up and 5 ms after each
- * run, once the run's result is on its way: helper/sandbox/walls.ts):
- * the run's reaper, which makes itself a subreaper (PR_SET_CHILD_SUBREAPER), and its child, the
- * process that becomes the run's /bin/sh; both wait on a pipe. The waiter hands a request to the
- * reaper kept (or, when there is none or it is gone, to one it forks then), closing the pipe after
- * it. The reaper connects to the helper's socket as `TOKENs` (the status link) and passes the
- * request on (a child that died meanwhile is forked anew); the child connects as `TOKENo` and
- * `TOKENe` (stdout, stderr), and execs /bin/sh -c SCRIPT in its own session with the exact cwd,
- * umask and environment and the two stream sockets as descriptors 1 and 2 (stdin /dev/null,
- * nothing else open). The reaper writes `S PID`, waits for it, then SIGKILLs whatever the run left
- * (every orphan of the run is its child, setsid, nohup and double forks included; /proc is read
- * only when some child is left) until it has no child at all, and only then writes `W STATUS` (the
- * raw wait status) and exits. A chdir, connect or exec that fails is written `C errno` / `E errno`
- * (the child tells the reaper on a close-on-exec pipe), nothing run. As the namespace's init the
- * waiter ignores the signals a run sends it, SIGPIPE (a reaper a run killed), and SIGCHLD (its
- * orphans, left only by a reaper that was killed, are reaped by the kernel); the run's processes
- * get both back as they were.
+ * - On descriptor 3 (a socket pair with the helper, close-on-exec) it writes `R` and waits for the
+ *   helper's `G` (WAITER_READY in src/os/bwrap.ts: the helper was alive after bwrap set its
+ *   parent-death signal), then reads PREFORK requests, `P TOKEN \n` (TOKEN 32 hex digits, no
+ *   space), until the helper closes its end, when it exits and the kernel ends the namespace.
+ * - For each it forks a run's reaper, which makes itself a subreaper (PR_SET_CHILD_SUBREAPER) and
+ *   forks the run's child, the process that becomes the run's /bin/sh; the child dies with its
+ *   reaper (PR_SET_PDEATHSIG). The three connections of the run are made now, before any run is
+ *   asked for (the helper sends PREFORK when the walls are up, and after each run once its result
+ *   is on its way): the reaper connects to SOCKET as `TOKENs` (the status link) and writes `S PID`;
+ *   the child connects as `TOKENo` and `TOKENe` (stdout and stderr) and starts a session of its own.
+ *   A fork that fails is answered `F TOKEN \n` on descriptor 3.
+ * - A run is a request on its child's stdout connection (encodeRequest: 8 hex digits of length, then
+ *   UMASK \0 CWD \0 SCRIPT \0 NAME=VALUE \0 ...), sent only to a child whose three connections are
+ *   up: a connection that fails leaves nothing run. The child reads it, shuts that connection's
+ *   reading down, writes ACK (the first byte of its stdout: it took the request) and execs /bin/sh
+ *   -c SCRIPT with the exact cwd, umask and environment, the two connections as descriptors 1 and
+ *   2, stdin /dev/null, nothing else open, every signal's disposition the default and none blocked.
+ *   A chdir or exec that fails is written `C errno` / `E errno` (the child tells the reaper on a
+ *   close-on-exec pipe), nothing run.
+ * - The reaper waits for the child, then SIGKILLs whatever the run left (every orphan of the run is
+ *   its child, setsid, nohup and double forks included; /proc is read only when some child is left)
+ *   until it has no child at all, and only then writes `W STATUS` (the raw wait status) and exits.
+ * - As the namespace's init the waiter takes no signal a run sends it (the kernel drops those left
+ *   at the default), ignores SIGPIPE (a reaper a run killed) and SIGCHLD (a killed reaper's orphans
+ *   are reaped by the kernel); the run's processes get both back as they were.
  */
 export const WALLS_WAITER = String.raw`use strict; use Socket; use POSIX ();
 my ($path, $prctl) = @ARGV;
 open(my $c, "+<&=", 3) or exit 125; fcntl($c, 2, 1) or exit 125; syswrite($c, "R") or exit 125;
 $SIG{ALRM} = sub { print STDERR "tmux-run: this pane's helper did not answer the sandbox\n"; exit 125 }; alarm 10;
 my $g = ""; (sysread($c, $g, 1) // 0) == 1 && $g eq "G" or exit 125; alarm 0;
-$SIG{ALRM} = "DEFAULT"; $SIG{CHLD} = "IGNORE"; $SIG{PIPE} = "IGNORE"; my $buf = "";
-sub readn { my $n = shift; while (length($buf) < $n) { my $r = sysread($c, $buf, 65536, length $buf);
-  if (!defined $r) { next if $!{EINTR}; exit 0 } exit 0 if $r == 0 } my $x = substr($buf, 0, $n); substr($buf, 0, $n) = ""; $x }
+$SIG{ALRM} = "DEFAULT"; $SIG{CHLD} = "IGNORE"; $SIG{PIPE} = "IGNORE";
+sub readn { my ($f, $n) = @_; my $x = ""; while (length($x) < $n) { my $r = sysread($f, $x, $n - length $x, length $x);
+  if (!defined $r) { next if $!{EINTR}; return undef } return undef if $r == 0 } $x }
 sub put { my ($f, $x) = @_; while (length $x) { my $n = syswrite($f, $x); if (!defined $n) { next if $!{EINTR}; return 0 } substr($x, 0, $n) = "" } 1 }
 sub take { my $f = shift; my $x = ""; while (1) { my $r = sysread($f, $x, 65536, length $x); if (!defined $r) { next if $!{EINTR}; return undef } last if $r == 0 } $x }
 sub kids { my @k; opendir(my $d, "/proc") or return; for my $p (readdir $d) { next unless $p =~ /^\d+$/;
   open(my $f, "<", "/proc/$p/stat") or next; my $l = <$f> // next; push @k, $p if $l =~ /\) \S+ (\d+)/ && $1 == $$ } @k }
 sub link_to { my $k = shift; my $x; socket($x, AF_UNIX, SOCK_STREAM, 0) && connect($x, pack_sockaddr_un($path)) && put($x, $k) ? $x : undef }
-sub shell_to_be { my ($in, $fail) = @_; my $req = take($in); POSIX::_exit(0) unless defined $req && length $req; close $in;
-  my ($t, $um, $cwd, $script, @env) = split(/\0/, $req, -1); pop @env if @env && $env[-1] eq "";
-  my $out = link_to($t . "o\n"); my $err = $out && link_to($t . "e\n");
-  $err or do { put($fail, "E " . ($! + 0) . "\n"); POSIX::_exit(125) };
-  POSIX::setsid(); umask(oct $um) if $um ne "";
+sub shell_to_be { my ($t, $reaper, $fail) = @_;
+  syscall($prctl, 1, 9, 0, 0, 0) == 0 && getppid() == $reaper or POSIX::_exit(125);
+  my $out = link_to($t . "o\n") or POSIX::_exit(125); my $err = link_to($t . "e\n") or POSIX::_exit(125); POSIX::setsid();
+  my $n = readn($out, 8); POSIX::_exit(0) unless defined $n; $n =~ /^[0-9a-f]{8}$/ or POSIX::_exit(125);
+  my $req = readn($out, hex $n); POSIX::_exit(125) unless defined $req; shutdown($out, 0); put($out, "A") or POSIX::_exit(125);
+  my ($um, $cwd, $script, @env) = split(/\0/, $req, -1); pop @env if @env && $env[-1] eq "";
+  defined $script or do { put($fail, "E 22\n"); POSIX::_exit(125) };
+  umask(oct $um) if $um ne "";
   chdir($cwd) or do { put($fail, "C " . ($! + 0) . "\n"); POSIX::_exit(125) };
   %ENV = map { my $i = index($_, "="); (substr($_, 0, $i), substr($_, $i + 1)) } grep { index($_, "=") > 0 } @env;
   open(STDIN, "<", "/dev/null"); open(STDOUT, ">&", $out); open(STDERR, ">&", $err);
   exec { "/bin/sh" } "/bin/sh", "-c", $script; put($fail, "E " . ($! + 0) . "\n"); POSIX::_exit(127) }
-sub to_be { my $in = shift; pipe(my $gr, my $gw) or exit 125; pipe(my $fr, my $fw) or exit 125;
-  my $p = fork; exit 125 unless defined $p;
-  if (!$p) { close $in if $in; close $gw; close $fr; shell_to_be($gr, $fw) } close $gr; close $fw; ($p, $gw, $fr) }
-sub reaper { my $in = shift; $SIG{CHLD} = "DEFAULT"; $SIG{PIPE} = "DEFAULT";
-  syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125; my ($p, $gw, $fr) = to_be($in);
-  my $req = take($in); exit 0 unless defined $req && length $req; close $in;
-  if (waitpid($p, 1) == $p) { close $gw; close $fr; ($p, $gw, $fr) = to_be() }
-  my ($t) = split(/\0/, $req, 2); my $st = link_to($t . "s\n") or exit 125;
-  $SIG{PIPE} = "IGNORE"; put($gw, $req) or put($st, "E " . ($! + 0) . "\n"); close $gw; put($st, "S $p\n"); my $w = 0;
+sub reaper { my $t = shift; $SIG{CHLD} = "DEFAULT"; $SIG{PIPE} = "DEFAULT";
+  syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125; pipe(my $fr, my $fw) or exit 125; my $self = $$;
+  my $p = fork; exit 125 unless defined $p; if (!$p) { close $fr; shell_to_be($t, $self, $fw) } close $fw;
+  my $st = link_to($t . "s\n") or do { kill 9, $p; exit 125 }; $SIG{PIPE} = "IGNORE"; put($st, "S $p\n"); my $w = 0;
   while (1) { my $k = waitpid(-1, 0); if ($k == $p) { $w = $?; last } last if $k == -1 && !$!{EINTR} }
   my $e = take($fr) // ""; put($st, $e) if $e =~ /^[CE] \d+\n$/;
   while (1) { my $r = waitpid(-1, 1); last if $r == -1; next if $r > 0; my @k = kids();
     if (!@k) { select(undef, undef, undef, 0.001); next } kill 9, @k; my $n = 0; $n++ while waitpid(-1, 1) > 0;
     select(undef, undef, undef, 0.001) unless $n }
   put($st, "W $w\n"); exit 0 }
-sub spare { pipe(my $r, my $w) or return undef; my $p = fork; return undef unless defined $p;
-  if (!$p) { close $c; close $w; reaper($r) } close $r; $w }
-my $next;
-while (1) { my $n = hex(readn(8)); if (!$n) { $next //= spare(); next } my $req = readn($n); my $s = $next // spare(); $next = undef;
-  if (!$s || !put($s, $req)) { close $s if $s; $s = spare(); $s && put($s, $req) or do { my ($t) = split(/\0/, $req, 2); put($c, "F$t\n") } }
-  close $s if $s }`;
+while (1) { my $m = readn($c, 34) // exit 0; $m =~ /^P([0-9a-f]{32})\n$/ or exit 125; my $t = $1; my $p = fork;
+  if (!defined $p) { put($c, "F$t\n"); next } if (!$p) { close $c; reaper($t) } }`;
 
-/** A request of no length: the waiter forks the next run's reaper and child now, while nothing runs. */
-export const PREFORK = '00000000';
+/** A PREFORK request: the waiter forks a run's reaper and child now, their connections named by `token` (32 hex digits). */
+export const prefork = (token: string): string => `P${token}\n`;
+/** What a run's child writes first on its stdout connection once it has its request (before its exec). */
+export const ACK = 'A';
 
-/** One run's request to the waiter (latin1 strings: one character per byte). */
+/** One run's request to its child (latin1 strings: one character per byte). */
 export interface WaiterRequest {
-  token: string;
   umask: number | undefined;
   cwd: string;
   script: string;
   env: Readonly<Record<string, string>>;
 }
 
-/** The request as the waiter reads it: its length in 8 hex digits, then the NUL-separated fields (pure). */
+/** The request as the child reads it: its length in 8 hex digits, then the NUL-separated fields (pure). */
 export function encodeRequest(r: WaiterRequest): Buffer {
   const fields = [
-    r.token,
     r.umask === undefined ? '' : r.umask.toString(8),
     r.cwd,
     Buffer.from(r.script, 'utf8').toString('latin1'),

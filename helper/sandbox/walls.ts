@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import { completionOfStatus, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
 import type { Completion } from '../../src/protocol/messages.js';
@@ -15,7 +16,8 @@ import {
   encodeRequest,
   INNER_DIR,
   parseReaper,
-  PREFORK,
+  prefork,
+  ACK,
   waiterCommand,
   type WaiterProgram,
   type WaiterRequest,
@@ -30,10 +32,14 @@ export const WALLS_IDLE_MS = 10 * 60 * 1000;
  * client here), so the forks do not slow it down.
  */
 const PREFORK_DELAY_MS = 5;
-/** How long after a run's reported end a stream that never connected is waited for. */
-const STREAMS_GRACE_MS = 2000;
-/** How long a run's reaper has to connect once its request was sent (it forks at once). */
+/** How long after a run's start the spare for the next one is asked for, should it still run. */
+const LONG_RUN_MS = 50;
+/** How long a spare has to connect, and a run to get one (the waiter forks at once). */
 const CONNECT_MS = 10_000;
+/** Spares that may end before a run takes them (another run killed them) before none is kept ahead until a run comes. */
+const MAX_LOST = 5;
+/** Spares gone before they took it that a run is given another after, before it is said not to have started. */
+const MAX_RETRIES = 3;
 /** Connections that have not named their run yet: at most so many, each for at most HEAD_MS. */
 const MAX_UNNAMED = 32;
 const HEAD_MS = 5000;
@@ -71,19 +77,38 @@ export interface WallsRunEvents {
 /** A run's end: its raw wait status, or why it has none (`ran`: it may have run; `sandbox`: the walls failed, not the run's exec). */
 export type WallsEnd = { completion: Completion } | { failed: string; ran: boolean; sandbox: boolean };
 
+type Stream = 'o' | 'e';
+
+/**
+ * A run's reaper and child, forked ahead (PREFORK), named by a one-time token, and their three
+ * connections; a run once one is handed to it. Ready to take a run once all three are up and the
+ * reaper said the child's pid.
+ */
+interface Spare {
+  token: string;
+  status?: Socket;
+  o?: Socket;
+  e?: Socket;
+  /** The child's pid inside the walls (its reaper's `S`), and as this helper numbers it. */
+  pid?: number;
+  pgid?: number;
+  report: string;
+  timer: NodeJS.Timeout;
+  run?: Pending;
+}
+
+/** A run: waiting for a spare, then in one. */
 interface Pending {
   events: WallsRunEvents;
-  /** The stream connections still open, and how many came. */
-  streams: Set<'o' | 'e'>;
-  opened: number;
-  /** Every connection of the run, closed when it ends. */
-  sockets: Socket[];
-  status?: Socket;
-  report: string;
-  ended: boolean;
+  request: Buffer;
   timer: NodeJS.Timeout;
-  /** The reaper said the end but a stream never came: no more will once STREAMS_GRACE_MS has passed. */
-  late?: boolean;
+  spare?: Spare;
+  /** The child said it took the request (ACK): only from then can anything of the run have run. */
+  took: boolean;
+  open: Set<Stream>;
+  ended: boolean;
+  /** Spares that were gone before they took this run (it went to the next one). */
+  retries: number;
 }
 
 /** Walls not yet ended: SIGKILLed when the helper exits (bwrap's parent-death signal covers a SIGKILL). */
@@ -97,11 +122,20 @@ export class Walls {
   private readonly ctrl: Duplex;
   private readonly server: Server;
   private readonly dir: string;
-  private readonly runs = new Map<string, Pending>();
-  private queued: Buffer[] | undefined = [];
+  /** Spares not yet given a run, oldest first (a Map keeps its order). */
+  private readonly spares = new Map<string, Spare>();
+  /** Runs waiting for a spare, and runs in one. */
+  private readonly waiting: Pending[] = [];
+  private readonly running = new Set<Pending>();
+  /** Whether the waiter took the helper's go (PREFORKs asked before it wait in `unsent`). */
+  private up = false;
+  private unsent = '';
   private stderr = '';
   private idle: NodeJS.Timeout | undefined;
   private prefork: NodeJS.Timeout | undefined;
+  private preforkAt = 0;
+  /** Spares that ended before any run took them, since a run last came: past MAX_LOST none is kept ahead. */
+  private lost = 0;
   private retired = false;
   private unnamed = 0;
   closed = false;
@@ -146,6 +180,7 @@ export class Walls {
     this.ctrl.setEncoding('latin1');
     this.ctrl.on('data', (c: string) => this.onCtrl(c));
     this.child.once('exit', () => this.fail(this.stderr.trim().split('\n')[0]?.slice(0, 300) || 'the sandbox ended'));
+    this.forkSpare();
     this.armIdle();
   }
 
@@ -155,28 +190,31 @@ export class Walls {
   }
 
   /** Runs a script in the walls; `events` hear of it until `ended`. */
-  run(req: Omit<WaiterRequest, 'token'>, events: WallsRunEvents): void {
+  run(req: WaiterRequest, events: WallsRunEvents): void {
     if (this.closed) return events.ended({ failed: 'the sandbox ended', ran: false, sandbox: true });
-    const token = randomBytes(16).toString('hex');
-    const timer = setTimeout(
-      () => this.finish(token, { failed: 'the sandbox did not start the run', ran: false, sandbox: true }),
-      CONNECT_MS,
-    );
-    this.runs.set(token, { events, streams: new Set(), opened: 0, sockets: [], report: '', ended: false, timer });
+    const run: Pending = {
+      events,
+      request: encodeRequest(req),
+      timer: this.notStarted(() => run),
+      took: false,
+      open: new Set(),
+      ended: false,
+      retries: 0,
+    };
     clearTimeout(this.idle);
-    const frame = encodeRequest({ ...req, token });
-    if (this.queued) this.queued.push(frame);
-    else this.ctrl.write(frame);
+    this.lost = 0;
+    this.waiting.push(run);
+    this.dispatch();
   }
 
   /** No new run comes here: the walls end when their last run has (a changed policy). */
   retire(): void {
     this.retired = true;
-    if (this.runs.size === 0) this.close();
+    if (!this.busy) this.close();
   }
 
   get busy(): boolean {
-    return this.runs.size > 0;
+    return this.running.size > 0 || this.waiting.length > 0;
   }
 
   close(): void {
@@ -193,34 +231,168 @@ export class Walls {
     }
     this.server.close();
     rmSync(this.dir, { recursive: true, force: true });
-    for (const token of [...this.runs.keys()])
-      this.finish(token, { failed: 'the sandbox ended', ran: true, sandbox: true });
+    for (const sp of [...this.spares.values()]) this.drop(sp);
+    for (const run of [...this.waiting]) this.finish(run, { failed: 'the sandbox ended', ran: false, sandbox: true });
+    for (const run of [...this.running])
+      this.finish(run, { failed: 'the sandbox ended', ran: run.took, sandbox: true });
+  }
+
+  /** A run's timer: told it did not start should it get no spare within CONNECT_MS. */
+  private notStarted(run: () => Pending): NodeJS.Timeout {
+    return setTimeout(
+      () => this.finish(run(), { failed: 'the sandbox did not start the run', ran: false, sandbox: true }),
+      CONNECT_MS,
+    );
+  }
+
+  /** Gives waiting runs the ready spares, and asks for as many more as still wait. */
+  private dispatch(): void {
+    if (this.closed) return;
+    for (const sp of this.spares.values()) {
+      if (this.waiting.length === 0) break;
+      if (sp.status && sp.o && sp.e && sp.pid !== undefined) this.assign(this.waiting.shift()!, sp);
+    }
+    for (let n = this.spares.size; n < this.waiting.length; n++) this.forkSpare();
+  }
+
+  /** Asks the waiter for a run's reaper and child, named by a new token. */
+  private forkSpare(): void {
+    if (this.closed) return;
+    const token = randomBytes(16).toString('hex');
+    const sp: Spare = { token, report: '', timer: setTimeout(() => this.lose(sp), CONNECT_MS) };
+    this.spares.set(token, sp);
+    if (this.up) this.ctrl.write(prefork(token));
+    else this.unsent += prefork(token);
+  }
+
+  /** A run into a ready spare: the request to its child, which starts it at once. */
+  private assign(run: Pending, sp: Spare): void {
+    this.spares.delete(sp.token);
+    clearTimeout(sp.timer);
+    clearTimeout(run.timer);
+    sp.run = run;
+    run.spare = sp;
+    run.open = new Set(['o', 'e']);
+    this.running.add(run);
+    sp.o!.write(run.request);
+    if (sp.pgid !== undefined) run.events.started(sp.pgid);
+    // A spare for the run after, should this one run long (a short one's end asks for it instead).
+    this.preforkSoon(LONG_RUN_MS);
+  }
+
+  /** A spare's connection, named by its token: what it says before the spare has a run and once it has. */
+  private attach(sp: Spare, kind: 's' | Stream, s: Socket, rest: Buffer): void {
+    if (kind === 's') return this.attachStatus(sp, s, rest);
+    sp[kind] = s;
+    const which = kind === 'o' ? 'stdout' : 'stderr';
+    const hear = (c: Buffer): void => {
+      const run = sp.run;
+      if (!run) return this.lose(sp); // a child says nothing before its run
+      if (kind === 'o' && !run.took) {
+        if (c[0] !== ACK.charCodeAt(0)) return this.again(run);
+        run.took = true;
+        c = c.subarray(1);
+      }
+      if (c.length > 0 && !run.ended) run.events.output(which, c);
+    };
+    s.on('data', hear);
+    s.once('close', () => {
+      const run = sp.run;
+      if (!run) return this.lose(sp);
+      run.open.delete(kind);
+      this.settle(run);
+    });
+    if (rest.length > 0) hear(rest);
+    this.dispatch();
+  }
+
+  private attachStatus(sp: Spare, s: Socket, rest: Buffer): void {
+    sp.status = s;
+    const hear = (c: Buffer): void => {
+      sp.report = (sp.report + c.toString('latin1')).slice(0, 256);
+      if (sp.run) return this.settle(sp.run);
+      const r = parseReaper(sp.report);
+      if (r.status !== undefined || r.failed !== undefined) return this.lose(sp);
+      if (r.pid !== undefined && sp.pid === undefined) {
+        sp.pid = r.pid;
+        sp.pgid = hostPid(this.waiterPid(), r.pid);
+        this.dispatch();
+      }
+    };
+    s.on('data', hear);
+    s.once('close', () => {
+      const run = sp.run;
+      if (!run) return this.lose(sp);
+      if (parseReaper(sp.report).status !== undefined || run.ended) return;
+      // The child dies with its reaper: one that had not taken the request ran nothing.
+      if (!run.took) return this.again(run);
+      // The run's reaper was killed before it could say the run's end: only the walls' end proves
+      // that nothing the run started is left, so these walls end (and every run in them).
+      const failed = parseReaper(sp.report).failed ?? 'the run ended its own reaper in the sandbox';
+      this.finish(run, { failed, ran: true, sandbox: true });
+      this.close();
+    });
+    if (rest.length > 0) hear(rest);
+  }
+
+  /** A spare that ended or failed before it took a run: gone, and a run waiting gets another. */
+  private lose(sp: Spare): void {
+    if (sp.run || !this.spares.has(sp.token)) return;
+    this.drop(sp);
+    this.lost += 1;
+    if (this.waiting.length > 0) this.dispatch();
+    else if (this.lost <= MAX_LOST) this.preforkSoon(PREFORK_DELAY_MS);
+  }
+
+  private drop(sp: Spare): void {
+    this.spares.delete(sp.token);
+    clearTimeout(sp.timer);
+    for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+  }
+
+  /** A run whose spare ended before its child took the request (killed meanwhile): nothing ran, the next spare. */
+  private again(run: Pending): void {
+    if (run.ended || run.took) return;
+    const sp = run.spare;
+    if (sp) for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+    this.running.delete(run);
+    run.spare = undefined;
+    if (run.retries++ >= MAX_RETRIES || this.closed)
+      return this.finish(run, { failed: 'the sandbox did not start the run', ran: false, sandbox: true });
+    run.timer = this.notStarted(() => run);
+    this.waiting.unshift(run);
+    this.dispatch();
   }
 
   private onCtrl(c: string): void {
-    if (this.queued && c.startsWith(WAITER_READY)) {
+    if (!this.up && c.startsWith(WAITER_READY)) {
       // The waiter asks before it takes a request: the answer proves this helper alive after bwrap
       // set its parent-death signal (src/os/bwrap.ts, WAITER_READY).
-      this.ctrl.write(WAITER_GO);
-      for (const f of this.queued) this.ctrl.write(f);
-      if (this.queued.length === 0) this.ctrl.write(PREFORK);
-      this.queued = undefined;
+      this.up = true;
+      this.ctrl.write(WAITER_GO + this.unsent);
+      this.unsent = '';
       c = c.slice(1);
     }
-    for (const m of c.matchAll(/F([0-9a-f]{32})\n/g))
-      this.finish(m[1]!, { failed: 'the sandbox could not fork', ran: false, sandbox: true });
+    for (const m of c.matchAll(/F([0-9a-f]{32})\n/g)) {
+      const sp = this.spares.get(m[1]!);
+      if (!sp) continue;
+      this.drop(sp);
+      // The waiter could not fork: the run that waits longest is told so rather than kept waiting.
+      const run = this.waiting[0];
+      if (run) this.finish(run, { failed: 'the sandbox could not fork', ran: false, sandbox: true });
+    }
   }
 
   private fail(why: string): void {
     if (this.closed) return;
-    const started = this.queued === undefined;
-    for (const token of [...this.runs.keys()]) this.finish(token, { failed: why, ran: started, sandbox: true });
+    for (const run of [...this.waiting]) this.finish(run, { failed: why, ran: false, sandbox: true });
+    for (const run of [...this.running]) this.finish(run, { failed: why, ran: run.took, sandbox: true });
     this.close();
   }
 
   private accept(s: Socket): void {
     s.on('error', () => undefined);
-    // A run in the walls can connect too: a connection must name a live run at once, and only so many may try.
+    // A run in the walls can connect too: a connection must name a spare at once, and only so many may try.
     if (this.unnamed >= MAX_UNNAMED) return void s.destroy();
     this.unnamed += 1;
     let named = false;
@@ -237,106 +409,56 @@ export class Walls {
       s.off('data', onHead);
       s.setTimeout(0);
       unname();
-      const token = head.subarray(0, 32).toString('latin1');
+      const sp = this.spares.get(head.toString('latin1', 0, 32));
       const kind = head.toString('latin1', 32, 34);
-      const run = this.runs.get(token);
-      if (
-        !run ||
-        run.ended ||
-        !/^[soe]\n$/.test(kind) ||
-        (kind[0] === 's' ? run.status : run.streams.has(kind[0] as 'o'))
-      ) {
+      if (!sp || !/^[soe]\n$/.test(kind) || sp[kind[0] === 's' ? 'status' : (kind[0] as Stream)]) {
         s.destroy();
         return;
       }
-      run.sockets.push(s);
-      const rest = head.subarray(34);
-      if (kind[0] === 's') this.onStatus(token, run, s, rest);
-      else this.onStream(token, run, s, kind[0] === 'o' ? 'stdout' : 'stderr', rest);
+      this.attach(sp, kind[0] as 's' | Stream, s, head.subarray(34));
     };
     s.on('data', onHead);
   }
 
-  private onStream(token: string, run: Pending, s: Socket, which: 'stdout' | 'stderr', rest: Buffer): void {
-    const k = which === 'stdout' ? 'o' : 'e';
-    run.streams.add(k);
-    run.opened += 1;
-    if (rest.length > 0) run.events.output(which, rest);
-    s.on('data', (c: Buffer) => run.events.output(which, c));
-    s.once('close', () => {
-      run.streams.delete(k);
-      this.settle(token, run);
-    });
-  }
-
-  private onStatus(token: string, run: Pending, s: Socket, rest: Buffer): void {
-    clearTimeout(run.timer);
-    run.status = s;
-    let reported = false;
-    const hear = (c: Buffer): void => {
-      run.report = (run.report + c.toString('latin1')).slice(0, 256);
-      const r = parseReaper(run.report);
-      if (r.pid !== undefined && !reported && r.failed === undefined) {
-        reported = true;
-        const pgid = hostPid(this.waiterPid(), r.pid);
-        if (pgid !== undefined) run.events.started(pgid);
-      }
-      this.settle(token, run);
-    };
-    if (rest.length > 0) hear(rest);
-    s.on('data', hear);
-    s.once('close', () => {
-      const r = parseReaper(run.report);
-      if (r.status === undefined && !run.ended) {
-        // The run's reaper was killed before it could say the run's end: only the walls' end proves
-        // that nothing the run started is left, so these walls end (and every run in them).
-        const failed = r.failed ?? 'the run ended its own reaper in the sandbox';
-        this.finish(token, { failed, ran: r.failed === undefined, sandbox: r.failed === undefined });
-        this.close();
-      }
-    });
-  }
-
   /** The run ends once its reaper said so and both of its streams have closed. */
-  private settle(token: string, run: Pending): void {
-    const r = parseReaper(run.report);
-    if (r.failed !== undefined) return this.finish(token, { failed: r.failed, ran: false, sandbox: false });
-    if (r.status === undefined) return;
-    if (run.streams.size === 0 && (run.opened === 2 || run.late))
-      return this.finish(token, { completion: completionOfStatus(r.status) });
-    // The run's processes are gone, yet a stream did not come (its child died between its two
-    // connections): one still in the socket's backlog is accepted within the grace, then the end.
-    if (run.opened < 2 && !run.late) {
-      clearTimeout(run.timer);
-      run.timer = setTimeout(() => {
-        run.late = true;
-        this.settle(token, run);
-      }, STREAMS_GRACE_MS);
-    }
+  private settle(run: Pending): void {
+    if (run.ended || !run.spare) return;
+    const r = parseReaper(run.spare.report);
+    if (r.failed !== undefined) return this.finish(run, { failed: r.failed, ran: false, sandbox: false });
+    if (r.status === undefined || run.open.size > 0) return;
+    // The child ended without taking the request (killed before it read it): nothing of it ran.
+    if (!run.took) return this.again(run);
+    this.finish(run, { completion: completionOfStatus(r.status) });
   }
 
-  private finish(token: string, end: WallsEnd): void {
-    const run = this.runs.get(token);
-    if (!run || run.ended) return;
+  private finish(run: Pending, end: WallsEnd): void {
+    if (run.ended) return;
     run.ended = true;
     clearTimeout(run.timer);
-    this.runs.delete(token);
-    for (const s of run.sockets) s.destroy();
+    const i = this.waiting.indexOf(run);
+    if (i >= 0) this.waiting.splice(i, 1);
+    this.running.delete(run);
+    const sp = run.spare;
+    if (sp) for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
     run.events.ended(end);
-    this.preforkSoon();
-    if (this.runs.size === 0) {
+    if (this.spares.size === 0) this.preforkSoon(PREFORK_DELAY_MS);
+    if (!this.busy) {
       if (this.retired) this.close();
       else this.armIdle();
     }
   }
 
-  /** Asks the waiter for the next run's processes once this run's result is on its way. */
-  private preforkSoon(): void {
-    if (this.closed || this.retired || this.queued !== undefined || this.prefork) return;
+  /** Asks for a spare after `ms` (a run's result on its way meanwhile), unless there is one by then. */
+  private preforkSoon(ms: number): void {
+    if (this.closed || this.retired) return;
+    const at = performance.now() + ms;
+    if (this.prefork && this.preforkAt <= at) return;
+    clearTimeout(this.prefork);
+    this.preforkAt = at;
     this.prefork = setTimeout(() => {
       this.prefork = undefined;
-      if (!this.closed && !this.retired) this.ctrl.write(PREFORK);
-    }, PREFORK_DELAY_MS);
+      if (!this.closed && !this.retired && this.spares.size === 0) this.forkSpare();
+    }, ms);
     this.prefork.unref();
   }
 

@@ -84,6 +84,19 @@ describe.skipIf(!usable).each(TEST_WAITERS)('a run in kept-alive walls, the $kin
     expect([ok.stdout.toString(), ok.stderr.toString()]).toEqual(['out\n', 'err\n']);
   });
 
+  it('stands when a run signals the walls’ pid 1, the waiter', async () => {
+    const o = await run(
+      'for s in ALRM TERM HUP INT USR1 USR2 QUIT PIPE CHLD STOP KILL; do kill -s $s 1; done; echo sent',
+    );
+    expect([o.stdout.toString(), o.stderr.toString()]).toEqual(['sent\n', '']);
+    expect((await run('echo still')).stdout.toString()).toBe('still\n');
+  });
+
+  it('gives the script no signal ignored or blocked', async () => {
+    const o = await run('grep -E "^Sig(Ign|Blk):" /proc/$$/status');
+    expect(o.stdout.toString()).toBe('SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n');
+  });
+
   it('gives the script descriptors 0-2 only, and a session of its own', async () => {
     const o = await run('ls /proc/$$/fd | tr "\\n" " "; echo; ps -o pgid=,sid= -p $$; echo $$');
     const [fds, ids, pid] = o.stdout.toString().trim().split('\n');

@@ -1,12 +1,14 @@
 // What the helper and the walls' waiter say to each other (helper/sandbox/waiter.ts, pure): a run's
 // request byte for byte, and what a run's reaper reports.
 import { describe, expect, it } from 'vitest';
-import { encodeRequest, parseReaper, prctlNumber } from '../../helper/sandbox/waiter.js';
+import { encodeRequest, parseReaper, prefork, prctlNumber } from '../../helper/sandbox/waiter.js';
 
-describe("the waiter's request", () => {
+describe("the waiter's requests", () => {
+  it('asks for a spare by a token of 32 hex digits, one line', () => {
+    expect(prefork('0123456789abcdef'.repeat(2))).toBe(`P${'0123456789abcdef'.repeat(2)}\n`);
+  });
   it('is 8 hex digits of length, then the NUL-terminated fields, the env bytes untouched', () => {
     const frame = encodeRequest({
-      token: 'a'.repeat(32),
       umask: 0o027,
       cwd: '/w/lat\xe9n',
       script: 'echo é',
@@ -16,15 +18,15 @@ describe("the waiter's request", () => {
     expect(frame.subarray(0, 8).toString('latin1')).toBe(body.length.toString(16).padStart(8, '0'));
     expect(body).toEqual(
       Buffer.concat([
-        Buffer.from(`${'a'.repeat(32)}\x0027\x00/w/lat\xe9n\x00`, 'latin1'),
+        Buffer.from(`27\x00/w/lat\xe9n\x00`, 'latin1'),
         Buffer.from('echo é\0', 'utf8'),
         Buffer.from('BAD=\xff\xfe ok\0', 'latin1'),
       ]),
     );
   });
   it('leaves the umask empty when the shell’s is not known', () => {
-    const f = encodeRequest({ token: 't', umask: undefined, cwd: '/', script: 'true', env: {} });
-    expect(f.subarray(8).toString('latin1')).toBe('t\0\0/\0true\0');
+    const f = encodeRequest({ umask: undefined, cwd: '/', script: 'true', env: {} });
+    expect(f.subarray(8).toString('latin1')).toBe('\0/\0true\0');
   });
 });
 

@@ -9,7 +9,7 @@
 //
 //   npx tsx scripts/bench-walls.ts [--quick | --rounds N] [--base COMMIT]   # also run by scripts/bench.ts
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -55,7 +55,11 @@ async function loadTree(dir: string, instance = ''): Promise<Tree> {
   return { Run: runner.Run, sandboxFor: sandbox.sandboxFor };
 }
 
-/** The base commit's helper/ and src/ in a temporary directory (node_modules and generated/ linked). */
+/**
+ * The base commit's helper/ and src/ in a temporary directory (node_modules linked), with this
+ * tree's generated/ but the base's own native parts (built from its helper/native/, when it has
+ * one: a waiter speaks its own tree's protocol).
+ */
 function extract(base: string): string {
   const dir = mkdtempSync(join('/var/tmp', 'tmux-run-bench-base-'));
   const tar = execFileSync('git', ['-C', ROOT, 'archive', base, 'helper', 'src', 'package.json'], {
@@ -63,7 +67,16 @@ function extract(base: string): string {
   });
   execFileSync('tar', ['-x', '-C', dir], { input: tar });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  symlinkSync(join(ROOT, 'generated'), join(dir, 'generated'));
+  cpSync(join(ROOT, 'generated'), join(dir, 'generated'), { recursive: true });
+  for (const name of ['spawn.node', 'walls-waiter']) rmSync(join(dir, 'generated', name), { force: true });
+  if (existsSync(join(dir, 'helper', 'native'))) {
+    const script = execFileSync('git', ['-C', ROOT, 'show', `${base}:scripts/build-native.mjs`]);
+    mkdirSync(join(dir, 'scripts'));
+    writeFileSync(join(dir, 'scripts', 'build-native.mjs'), script);
+    execFileSync(process.execPath, [join(dir, 'scripts', 'build-native.mjs')], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
   return dir;
 }
 

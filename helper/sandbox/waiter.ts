@@ -2,8 +2,7 @@
 // namespaces for as long as the walls live, and what it and the helper say to each other (pure):
 // helper/native/walls-waiter.c when it is built, else the perl program below (the fallback: Debian
 // always has perl-base, and it costs no Node heap). Both speak the same protocol.
-import { accessSync, constants } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { NATIVE_WAITER, waiterKind } from '../../src/os/native-spawn.js';
 import { PERL } from '../../src/os/perl.js';
 
 /** Where the helper's socket for the runs' streams is, inside the walls (a read-only bind in the private /tmp). */
@@ -25,38 +24,25 @@ export const prctlNumber = (arch: string = process.arch): number | undefined => 
 
 /** Where the C waiter is bound inside the walls (the private /tmp: no hidden path covers it, and it is not the host's path). */
 export const INNER_WAITER = '/tmp/.tmux-run-waiter';
-/** The C waiter as built (scripts/build-native.mjs): generated/ two levels up, from helper/sandbox/ and dist/helper/sandbox/ alike. */
-export const NATIVE_WAITER = fileURLToPath(new URL('../../generated/walls-waiter', import.meta.url));
-
 /** Which waiter the walls run: the C one, or perl (with prctl's number) and why. */
 export type WaiterProgram =
   { kind: 'native'; path: string } | { kind: 'perl'; prctl: number; why: string; unbuilt?: true };
 
 /**
- * The waiter this helper's walls run: the C one when it is built and `TMUX_RUN_SPAWN=node` (no
- * native part) was not asked for, else the perl one; a string when there is neither (the
- * architecture's prctl number is unknown to the perl one).
+ * The waiter this helper's walls run (src/os/native-spawn.ts waiterKind: the C one when it is
+ * built and `TMUX_RUN_SPAWN=node` was not asked for), else the perl one; a string when there is
+ * neither (the architecture's prctl number is unknown to the perl one).
  */
 export function waiterProgram(
   env: NodeJS.ProcessEnv = process.env,
   path: string = NATIVE_WAITER,
   arch: string = process.arch,
 ): WaiterProgram | string {
-  let why: string;
-  let unbuilt: true | undefined;
-  if (env.TMUX_RUN_SPAWN === 'node') why = 'TMUX_RUN_SPAWN=node';
-  else {
-    try {
-      accessSync(path, constants.X_OK);
-      return { kind: 'native', path };
-    } catch {
-      why = 'the native waiter is not built (generated/walls-waiter is missing)';
-      unbuilt = true;
-    }
-  }
+  const k = waiterKind(env, path);
+  if (k.kind === 'native') return { kind: 'native', path };
   const prctl = prctlNumber(arch);
   if (prctl === undefined) return `the sandbox does not know this architecture (${arch})`;
-  return { kind: 'perl', prctl, why, ...(unbuilt ? { unbuilt } : {}) };
+  return { kind: 'perl', prctl, why: k.why!, ...(k.unbuilt ? { unbuilt: k.unbuilt } : {}) };
 }
 
 /** bwrap's arguments after the walls: the program that is their pid 1, and for the C one its bind (before `--`). */

@@ -354,7 +354,11 @@ export class Walls {
   private again(run: Pending): void {
     if (run.ended || run.took) return;
     const sp = run.spare;
-    if (sp) for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+    if (sp) {
+      // What that spare's connections still say (their close) is no longer this run's.
+      sp.run = undefined;
+      for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+    }
     this.running.delete(run);
     run.spare = undefined;
     if (run.retries++ >= MAX_RETRIES || this.closed)

@@ -10,7 +10,7 @@ import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
 import { SHELLS, type Shell } from './shells.js';
-import { spawnKind } from '../os/native-spawn.js';
+import { spawnKind, waiterKind } from '../os/native-spawn.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -141,7 +141,7 @@ function checkHelper(env: NodeJS.ProcessEnv): Check {
   if (!spawn.unbuilt) return pass('helper', `${main} exists; plain runs start with Node's spawn (${spawn.why})`);
   return warn(
     'helper',
-    `${main} exists, but ${spawn.why}: plain runs start with Node's spawn, which forks the helper (a few ms slower per run)`,
+    `${main} exists, but ${spawn.why}: plain runs start with Node's spawn, which forks the helper (a few ms slower per run)${waiterKind(env).unbuilt ? ', and sandboxes run the perl waiter (slower too)' : ''}`,
     `install a C compiler (apt-get install gcc), then ${build}`,
   );
 }
@@ -240,7 +240,11 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
 async function checkSandbox(env: NodeJS.ProcessEnv): Promise<Check> {
   const { probeBwrap } = await import('../os/bwrap.js');
   const r = await probeBwrap(env);
-  if (r.ok) return pass('sandbox', `${r.bwrap} makes sandboxes here (TMUX_RUN_SANDBOX can be used)`);
+  if (r.ok) {
+    const w = waiterKind(env);
+    const waiter = w.kind === 'native' ? 'the C waiter' : `the perl waiter (${w.why})`;
+    return pass('sandbox', `${r.bwrap} makes sandboxes here (TMUX_RUN_SANDBOX can be used); their pid 1 is ${waiter}`);
+  }
   if (r.missing) {
     return warn(
       'sandbox',

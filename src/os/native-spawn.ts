@@ -4,7 +4,9 @@
 // BENCHMARKS.md); posix_spawn shares the helper's memory until the exec. Absent (no compiler at
 // build time, or `TMUX_RUN_SPAWN=node` in the enrolled shell's environment), runs use Node's spawn,
 // with the same semantics: a session of its own, stdin /dev/null, two pipes, default signals.
+import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 /** What the addon exports (helper/native/spawn.c). */
 interface Addon {
@@ -49,6 +51,23 @@ export function spawnKind(env: NodeJS.ProcessEnv = process.env): { kind: SpawnKi
   return load()
     ? { kind: 'native' }
     : { kind: 'node', why: `the native spawn is not built (${loadError})`, unbuilt: true };
+}
+
+/** The walls' waiter in C as built (helper/native/walls-waiter.c): generated/ two levels up, from src/os/ and dist/src/os/ alike. */
+export const NATIVE_WAITER = fileURLToPath(new URL('../../generated/walls-waiter', import.meta.url));
+
+/** The waiter a sandbox's walls run (helper/sandbox/waiter.ts): the C one, or perl and why (`unbuilt`: not chosen, it is missing). */
+export function waiterKind(
+  env: NodeJS.ProcessEnv = process.env,
+  path: string = NATIVE_WAITER,
+): { kind: 'native' | 'perl'; why?: string; unbuilt?: true } {
+  if (env.TMUX_RUN_SPAWN === 'node') return { kind: 'perl', why: 'TMUX_RUN_SPAWN=node' };
+  try {
+    accessSync(path, constants.X_OK);
+    return { kind: 'native' };
+  } catch {
+    return { kind: 'perl', why: 'the native waiter is not built (generated/walls-waiter is missing)', unbuilt: true };
+  }
 }
 
 const nul = (parts: readonly string[], encoding: 'utf8' | 'latin1' = 'utf8'): Buffer =>

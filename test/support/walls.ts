@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Run, type RunOutcome } from '../../helper/run/runner.js';
 import type { Walls } from '../../helper/sandbox/walls.js';
-import { INNER_WAITER, NATIVE_WAITER, prctlNumber, type WaiterProgram } from '../../helper/sandbox/waiter.js';
+import { INNER_WAITER, prctlNumber, type WaiterProgram } from '../../helper/sandbox/waiter.js';
+import { NATIVE_WAITER } from '../../src/os/native-spawn.js';
 import { findBwrap, PERL } from '../../src/os/bwrap.js';
 import { childrenOf } from '../../src/os/proc.js';
 

@@ -9,13 +9,8 @@ import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../helper/run/runner.js';
 import { Walls } from '../../helper/sandbox/walls.js';
-import {
-  INNER_SOCKET,
-  NATIVE_WAITER,
-  waiterCommand,
-  waiterProgram,
-  type WaiterProgram,
-} from '../../helper/sandbox/waiter.js';
+import { NATIVE_WAITER } from '../../src/os/native-spawn.js';
+import { INNER_SOCKET, waiterCommand, waiterProgram, type WaiterProgram } from '../../helper/sandbox/waiter.js';
 import { reportOf } from '../../helper/run/outcome.js';
 import { processWalls, WAITER_READY } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';

@@ -199,6 +199,7 @@ export class Run {
         if (this.reason !== undefined) terminateGroup(group);
       },
       ended: (end) => this.wallsEnded(end),
+      wanted: () => this.reason === undefined,
     });
     return this.pgid;
   }

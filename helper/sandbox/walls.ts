@@ -72,6 +72,8 @@ export interface WallsRunEvents {
   started(pgid: number): void;
   /** Everything the run started is gone: its raw wait status, or why it has none. */
   ended(end: WallsEnd): void;
+  /** Whether the run is still wanted (not stopped): one stopped before it started is not started again. */
+  wanted?(): boolean;
 }
 
 /** A run's end: its raw wait status, or why it has none (`ran`: it may have run; `sandbox`: the walls failed, not the run's exec). */
@@ -361,6 +363,8 @@ export class Walls {
     }
     this.running.delete(run);
     run.spare = undefined;
+    if (run.events.wanted?.() === false)
+      return this.finish(run, { failed: 'the run was stopped before it started', ran: false, sandbox: false });
     if (run.retries++ >= MAX_RETRIES || this.closed)
       return this.finish(run, { failed: 'the sandbox did not start the run', ran: false, sandbox: true });
     run.timer = this.notStarted(() => run);

@@ -145,6 +145,33 @@ describe.skipIf(!usable).each(TEST_WAITERS)('a run in kept-alive walls, the $kin
     expect((await run('echo still')).stdout.toString()).toBe('still\n');
   });
 
+  it('does not start again a run stopped before its child took it, and starts a run at most once', async () => {
+    const dir = mkdtempSync(join(home, 'stopped-'));
+    const w = walls(waiter, ['--bind', dir, dir]);
+    try {
+      const seen: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        await waitUntil(() => keptPair(w), 10_000, "the next run's processes");
+        const r = wallsRun(w, `echo ${i} >> ${dir}/starts; sleep 5`);
+        r.stop('cancelled'); // at once: before the child read its request, or just after
+        const o = await r.done;
+        expect(o.reason).toBe('cancelled');
+        seen.push(o.completion ? 'ran' : (o.error ?? ''));
+      }
+      expect(new Set(seen.filter((x) => x !== 'ran'))).toEqual(
+        new Set(
+          seen.includes('the run was stopped before it started') ? ['the run was stopped before it started'] : [],
+        ),
+      );
+      const starts = existsSync(`${dir}/starts`)
+        ? readFileSync(`${dir}/starts`, 'utf8').split('\n').filter(Boolean)
+        : [];
+      expect(starts.length).toBe(new Set(starts).size);
+    } finally {
+      w.close();
+    }
+  });
+
   it('tells walls bwrap could not set up from the script’s failure: sandbox_unavailable, not run', async () => {
     const w = walls(waiter, ['--bind', '/nonexistent-tmux-run-test', '/x']);
     const o = await run('echo ran', w);

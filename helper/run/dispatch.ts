@@ -101,6 +101,9 @@ function askRefusal(answer: Extract<AskResult, { ok: false }>): {
   return { code: 'internal_error', message: `the shell could not describe its state (${answer.reason})` };
 }
 
+/** The sandbox code, once a sandboxed run loaded it. */
+let sandboxCode: typeof import('../sandbox/sandbox.js') | undefined;
+
 /**
  * The sandbox the shell asks for (TMUX_RUN_SANDBOX, sent with the snapshot only when it is set and
  * not `off`): its walls, or why the run cannot have them. The sandbox code loads on the first
@@ -111,10 +114,13 @@ async function decideSandbox(
   cx: DispatchContext,
 ): Promise<{ ok: true; value: string; launcher?: RunLauncher } | { ok: false; message: string }> {
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
-  if (value === undefined || value === '' || value === 'off') return { ok: true, value: 'off' };
+  if (value === undefined || value === '' || value === 'off') {
+    sandboxCode?.noGuess(); // the sandbox is off now: no walls are decided ahead of the next run
+    return { ok: true, value: 'off' };
+  }
   try {
-    const { sandboxFor } = await import('../sandbox/sandbox.js');
-    return await sandboxFor(snapshot, cx.record, cx.audit.path);
+    sandboxCode ??= await import('../sandbox/sandbox.js');
+    return await sandboxCode.sandboxFor(snapshot, cx.record, cx.audit.path);
   } catch (e) {
     return { ok: false, message: `the sandbox could not be prepared (${(e as Error).message})` };
   }
@@ -308,7 +314,11 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     );
     return undefined;
   }
-  const answer = await askShell(job, cx);
+  const asking = askShell(job, cx);
+  // While the shell answers, the walls the pane's last sandboxed run had are decided again (the
+  // run takes them when its own plan is the same: helper/sandbox/sandbox.ts guessAhead).
+  sandboxCode?.guessAhead(cx.record, cx.audit.path);
+  const answer = await asking;
   if (goneMeanwhile(job, cx)) return undefined;
   const snapshot = admit(job, cx, answer);
   if (!snapshot) return undefined;

@@ -48,10 +48,13 @@ function fieldsOf(decoded: string, nonce: string): SnapshotFields | undefined {
   return { cwd: parts[1] ?? '', env, shell };
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** The snapshot with one character per byte (latin1), whatever its encoding (pure). */
 export function bytesOf(s: Snapshot): SnapshotFields {
   if (s.bytes) return s.bytes;
-  const l = (v: string): string => Buffer.from(v, 'utf8').toString('latin1');
+  // ASCII is the same string either way (most of an environment): only the rest is converted.
+  const l = (v: string): string => (ASCII.test(v) ? v : Buffer.from(v, 'utf8').toString('latin1'));
   const map = (r: Record<string, string>): Record<string, string> =>
     Object.fromEntries(Object.entries(r).map(([k, v]) => [l(k), l(v)]));
   return { cwd: l(s.cwd), env: map(s.env), ...(s.shell ? { shell: map(s.shell) } : {}) };

@@ -78,15 +78,21 @@ static ssize_t take(int fd, char **out) {
   return (ssize_t)len;
 }
 
-/* Exactly n bytes of the helper's descriptor, or the waiter's end (the helper closed it). */
-static void readn(char *p, size_t n) {
+/* Exactly n bytes of fd; 0 at its end or on an error. */
+static int read_exactly(int fd, char *p, size_t n) {
   while (n > 0) {
-    ssize_t r = read(CTRL, p, n);
+    ssize_t r = read(fd, p, n);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) _exit(0);
+    if (r <= 0) return 0;
     p += r;
     n -= (size_t)r;
   }
+  return 1;
+}
+
+/* Exactly n bytes of the helper's descriptor, or the waiter's end (the helper closed it). */
+static void readn(char *p, size_t n) {
+  if (!read_exactly(CTRL, p, n)) _exit(0);
 }
 
 /* A connection to the helper's socket that names its run: TOKEN then `k\n`; -1 (errno set) when it failed. */
@@ -121,18 +127,6 @@ static void default_signals(void) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* Exactly n bytes of fd; 0 at its end or on an error. */
-static int read_exactly(int fd, char *p, size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return 0;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 1;
 }
 
 /*

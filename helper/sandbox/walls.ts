@@ -114,6 +114,11 @@ interface Pending {
   retries: number;
 }
 
+/** Closes a spare's three connections (its child, waiting on one, ends at that). */
+const hangUp = (sp: Spare): void => {
+  for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+};
+
 /** Walls not yet ended: SIGKILLed when the helper exits (bwrap's parent-death signal covers a SIGKILL). */
 const live = new Set<Walls>();
 const endAll = (): void => {
@@ -350,7 +355,7 @@ export class Walls {
   private drop(sp: Spare): void {
     this.spares.delete(sp.token);
     clearTimeout(sp.timer);
-    for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+    hangUp(sp);
   }
 
   /** A run whose spare ended before its child took the request (killed meanwhile): nothing ran, the next spare. */
@@ -360,7 +365,7 @@ export class Walls {
     if (sp) {
       // What that spare's connections still say (their close) is no longer this run's.
       sp.run = undefined;
-      for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+      hangUp(sp);
     }
     this.running.delete(run);
     run.spare = undefined;
@@ -448,7 +453,7 @@ export class Walls {
     if (i >= 0) this.waiting.splice(i, 1);
     this.running.delete(run);
     const sp = run.spare;
-    if (sp) for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+    if (sp) hangUp(sp);
     run.events.ended(end);
     if (this.spares.size === 0) this.preforkSoon(PREFORK_DELAY_MS);
     if (!this.busy) {

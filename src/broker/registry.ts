@@ -167,6 +167,14 @@ export function removeEnrollmentFiles(
   cache.delete(record);
 }
 
+const isSocketFile = (path: string): boolean => {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
+};
+
 /** What a listing needs to know of a live helper: what a pong says. */
 type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
 
@@ -174,7 +182,8 @@ type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
  * The pong a live helper would give, from what the registry and /proc already hold: its published
  * status (src/enrollment/pane-status.ts) for the exact helper process (pid, start time, a child of
  * the shell), /proc for the shell's cwd and whether a command holds its terminal, the channel's
- * mode file for the modes of its last prompt. Undefined when the helper is not that process.
+ * mode file for the modes of its last prompt. Undefined when the helper is not that process, is
+ * stopped, or has no socket to be reached at.
  */
 export function pongFromStatus(
   dir: string,
@@ -183,8 +192,10 @@ export function pongFromStatus(
   helper: ProcStat | undefined,
   shell: ProcStat | undefined,
 ): Pong | undefined {
-  if (!helper || helper.state === 'Z' || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
+  // Stopped (T, t) or dead (Z, X): it would answer nothing, so it is not listed, as a ping would not.
+  if (!helper || 'TtZX'.includes(helper.state) || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
     return undefined;
+  if (!isSocketFile(recordSocket(dir, rec))) return undefined;
   let cwd: string | null;
   try {
     cwd = readlinkSync(`/proc/${rec.shell_pid}/cwd`);

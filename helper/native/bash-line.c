@@ -205,12 +205,16 @@ static void put_row(FILE *out, const char *text, int width) {
   }
 }
 
-// Moves to the first row of the prompt (UP rows more above it) and clears from there down.
-static void clear_from_prompt(FILE *out, int up) {
+// Moves to the first row of the prompt (UP rows more above it) and clears that row and the ones
+// down to the cursor's and BELOW more, line by line: tmux's scroll-on-clear would push the whole
+// screen into the scrollback if an erase from its top left corner cleared it all (ESC [ J).
+static void clear_from_prompt(FILE *out, int up, int below) {
   int rows = prompt_rows_above(screen_width()) + (_rl_last_v_pos > 0 ? _rl_last_v_pos : 0) + up;
   fputc('\r', out);
   if (rows > 0) fprintf(out, "\x1b[%dA", rows);
-  fputs("\x1b[J", out);
+  fputs("\x1b" "7", out);
+  for (int i = 0; i <= rows + below; i++) fputs(i < rows + below ? "\x1b[2K\x1b[1B" : "\x1b[2K", out);
+  fputs("\x1b" "8", out);
 }
 
 static void redraw(FILE *out) {
@@ -227,7 +231,9 @@ static int draw_notice(const char *serial, const char *text) {
   long n = strtol(serial, &end, 10);
   if (*serial == '\0' || *end != '\0') return USAGE;
   FILE *out = rl_outstream;
-  clear_from_prompt(out, n == last_serial ? 1 : 0);
+  int below = _rl_vis_botlin - _rl_last_v_pos;
+  // One row more below: the prompt moves down by the notice's row.
+  clear_from_prompt(out, n == last_serial ? 1 : 0, (below > 0 ? below : 0) + 1);
   put_row(out, text, screen_width());
   fputs("\r\n", out);
   redraw(out);
@@ -307,8 +313,9 @@ static int ask(WORD_LIST *args) {
     }
   }
   // Back up over the question and the display, clear, and let readline draw the line again.
-  clear_from_prompt(out, rows + (below > 0 ? below : 0));
+  clear_from_prompt(out, rows + (below > 0 ? below : 0), 0);
   redraw(out);
+  last_serial = -1; // the row above the prompt is not a notice any more
   for (size_t i = 0; i < ntyped; i++) rl_stuff_char((unsigned char)typed[i]);
   return answer;
 }

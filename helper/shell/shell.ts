@@ -37,6 +37,8 @@ export interface AskOptions {
 export interface Shell {
   readonly name: ShellName;
   readonly editorCheck: EditorCheck;
+  /** Why the check is `screen` where an exact one was possible (bash without its builtin). */
+  readonly editorCheckReason?: string | undefined;
   /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
   readonly mode: ApproveMode;
   /** TMUX_RUN_SANDBOX as of the shell's last prompt (informational). */
@@ -74,10 +76,8 @@ export async function shellFor(name: string, place: ShellPlace): Promise<Shell |
       const { ZshShell } = await import('./zsh.js');
       return new ZshShell(place.base);
     }
-    case 'bash': {
-      const { SignalShell } = await import('./signal.js');
-      return new SignalShell('bash', place, { notices: false, asks: false });
-    }
+    case 'bash':
+      return (await import('./bash.js')).bashShell(place);
     case 'fish': {
       const { SignalShell } = await import('./signal.js');
       return new SignalShell('fish', place, { notices: true, asks: false });

@@ -113,7 +113,7 @@ describe('the exact check in a bash pane (the builtin)', () => {
     await fx.pane.type('echo typed');
     await fx.pane.waitFor((s) => lastLine(s) === '$ echo typed');
     // Refused runs draw nothing; runs at an empty line draw their notices.
-    await refusal(await fx.run('true'));
+    refusal(await fx.run('true'));
     await keys('C-u');
     for (let i = 0; i < 3; i++) ok(await fx.run('true'));
     await fx.pane.type('echo still');

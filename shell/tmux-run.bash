@@ -67,6 +67,10 @@ _tmux_run_enroll() {
     _tmux_run_refuse "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     return 1
   fi
+  if shopt -q restricted_shell; then
+    _tmux_run_refuse "this bash is restricted (rbash): once started it cannot write the files tmux-run answers through"
+    return 1
+  fi
   if [[ -n ${BLE_VERSION-} ]]; then
     _tmux_run_refuse "ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; enroll a bash started without ble.sh"
     return 1
@@ -513,10 +517,6 @@ _tmux_run_exact_load() {
   local id= line owner mode f
   if [[ ${TMUX_RUN_NATIVE-} == off ]]; then
     _tmux_run_exact_why="TMUX_RUN_NATIVE=off in this shell"
-    return 0
-  fi
-  if shopt -q restricted_shell; then
-    _tmux_run_exact_why="this bash is restricted (rbash), which cannot load builtins"
     return 0
   fi
   if [[ ! -e $so ]]; then

@@ -219,8 +219,25 @@ _tmux_run_remove() {
 # array in bash 5.1 and later), or takes it out. Last but before bash-preexec's own last entries
 # (its install string, then __bp_interactive_mode): it arms its preexec there, and any entry run
 # after it would be taken for the person's first command.
+#
+# With bash-preexec loaded (it runs precmd_functions first in PROMPT_COMMAND, and at the prompt
+# where it installs its DEBUG trap, before it arms its preexec), the hook goes last in
+# precmd_functions instead: it then wraps that trap at that very prompt, before a WINCH trap can
+# fire it, and bash-preexec never takes the hook's own PROMPT_COMMAND entry for a command.
 _tmux_run_hook_prompt() {
   local i at=
+  if [[ -n ${precmd_functions+x} || $1 == remove ]]; then
+    local -a fns=()
+    for i in "${precmd_functions[@]}"; do [[ $i == _tmux_run_prompt ]] || fns+=("$i"); done
+    [[ -n ${precmd_functions+x} ]] && precmd_functions=("${fns[@]}")
+  fi
+  if [[ $1 == add ]] && declare -F __bp_precmd_invoke_cmd >/dev/null; then
+    precmd_functions+=(_tmux_run_prompt)
+    # (Traced, so that the hook it calls sees the DEBUG trap: bash shows a function the trap only
+    # when every caller up to the top has the trace attribute.)
+    declare -ft __bp_precmd_invoke_cmd
+    set -- remove
+  fi
   if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
     local -a pcs=()
     for i in "${!PROMPT_COMMAND[@]}"; do
@@ -259,10 +276,10 @@ _tmux_run_hook_prompt() {
   return 0
 }
 
-# _tmux_run_has_hook: true while _tmux_run_prompt is in PROMPT_COMMAND.
+# _tmux_run_has_hook: true while _tmux_run_prompt is in PROMPT_COMMAND (or precmd_functions).
 _tmux_run_has_hook() {
   local e
-  for e in "${PROMPT_COMMAND[@]}"; do [[ $e == *_tmux_run_prompt* ]] && return 0; done
+  for e in "${PROMPT_COMMAND[@]}" "${precmd_functions[@]}"; do [[ $e == *_tmux_run_prompt* ]] && return 0; done
   return 1
 }
 
@@ -307,6 +324,11 @@ _tmux_run_hooks() {
   _tmux_run_trap_of WINCH
   if [[ $REPLY != "$_tmux_run_winch_prefix"* ]]; then
     trap -- "$_tmux_run_winch_prefix${REPLY:+$'\n'$REPLY}" WINCH
+  fi
+  # bash-preexec loaded after the snippet: the hook moves into its precmd_functions (see
+  # _tmux_run_hook_prompt), at the very prompt where bash-preexec installs itself.
+  if declare -F __bp_precmd_invoke_cmd >/dev/null && [[ " ${precmd_functions[*]-} " != *" _tmux_run_prompt "* ]]; then
+    _tmux_run_hook_prompt add
   fi
   [[ ${PS0-} == *"$_tmux_run_ps0"* ]] || PS0=$_tmux_run_ps0${PS0-}
   [[ ${PS2-} == *"$_tmux_run_ps2"* ]] || PS2=$_tmux_run_ps2${PS2-}

@@ -199,6 +199,9 @@ _tmux_run_check_dir() {
 _tmux_run_umask() {
   local key value
   REPLY=022
+  # (Linux 4.7 and later: the second line.)
+  { read -r key && read -r key value; } 2>/dev/null </proc/$$/status
+  [[ $key == Umask: ]] && { REPLY=$value; return 0; }
   while read -r key value; do
     [[ $key == Umask: ]] && { REPLY=$value; return 0; }
   done 2>/dev/null </proc/$$/status
@@ -494,14 +497,18 @@ _tmux_run_answer() {
     fi
   fi
   [[ -z $_tmux_run_reason ]] && ! _tmux_run_snapshot "$_tmux_run_nonce" && _tmux_run_reason=snapshot_failed
+  if [[ -n $_tmux_run_exact ]]; then
+    if [[ -n $_tmux_run_reason ]]; then _tmux_run_reply "B $_tmux_run_nonce $_tmux_run_reason"
+    else _tmux_run_reply "K $_tmux_run_nonce"
+    fi
+    return 0
+  fi
   local REPLY um
   _tmux_run_umask
   um=$REPLY
   umask 077
   if [[ -n $_tmux_run_reason ]]; then
     printf 'B %s %s\n' "$_tmux_run_nonce" "$_tmux_run_reason" 2>/dev/null >|"$_tmux_run_base.ans"
-  elif [[ -n $_tmux_run_exact ]]; then
-    printf 'K %s\n\0\0' "$_tmux_run_nonce" 2>/dev/null >|"$_tmux_run_base.ans"
   else
     _tmux_run_modes
     local ps1=${PS1-}
@@ -622,6 +629,10 @@ _tmux_run_notice_line() {
 # _tmux_run_reply LINE: writes the answer file (0600, whatever the umask); a K line with the two
 # empty prompt fields of an exact check.
 _tmux_run_reply() {
+  if [[ -n $_tmux_run_exact ]]; then
+    _tmux_run_line answer "$_tmux_run_base.ans" "$1"
+    return 0
+  fi
   local REPLY um format='%s\n'
   [[ $1 == K\ * ]] && format='%s\n\0\0'
   _tmux_run_umask
@@ -731,8 +742,10 @@ _tmux_run_snapshot() {
   local - _tmux_run_n _tmux_run_ok=0
   local -a _tmux_run_kv=() _tmux_run_names=()
   set +u -C
-  compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
-  for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
+  if [[ -z $_tmux_run_exact ]]; then
+    compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
+    for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
+  fi
   local REPLY um
   if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
     for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
@@ -741,6 +754,11 @@ _tmux_run_snapshot() {
       _tmux_run_joined "$_tmux_run_n"
       _tmux_run_kv+=(":$_tmux_run_n=$REPLY")
     done
+  fi
+  # With the builtin: the exports as bash passes them to a command, written by it (faster).
+  if [[ -n $_tmux_run_exact ]]; then
+    _tmux_run_line snapshot "$_tmux_run_base.env" "$1" "$PWD" "${_tmux_run_kv[@]}"
+    return
   fi
   _tmux_run_umask
   um=$REPLY

@@ -9,6 +9,12 @@
 //   _tmux_run_line notice SERIAL TEXT    draws TEXT above the prompt, which it redraws whole; a
 //                                        notice of the same SERIAL (the snippet counts prompts)
 //                                        replaces the one before it
+//   _tmux_run_line snapshot FILE NONCE PWD [ENTRY...]
+//                                        writes the snapshot (helper/shell/snapshot.ts) to a new
+//                                        FILE (O_EXCL, 0600): NONCE, PWD, the exported variables
+//                                        as bash would pass them to a command, then ENTRY...
+//   _tmux_run_line answer FILE LINE      writes the answer file (0600): LINE and its newline, and
+//                                        after a K line the two empty prompt fields of an exact check
 //   _tmux_run_line ask SECONDS FILE NEEDLE PID LINE...
 //                                        draws LINE... below the line, reads one key (ANSWER_*),
 //                                        then puts the line back as it was; withdrawn when FILE
@@ -73,6 +79,8 @@ extern int rl_on_new_line(void) __attribute__((weak));
 extern int rl_forced_update_display(void) __attribute__((weak));
 extern int rl_read_key(void) __attribute__((weak));
 extern int rl_stuff_char(int) __attribute__((weak));
+extern char **export_env __attribute__((weak));
+extern void maybe_make_export_env(void) __attribute__((weak));
 
 // readline's state bits (readline.h of readline 8).
 #define RL_STATE_TERMPREPPED 0x0000004UL
@@ -106,7 +114,7 @@ static int symbols_present(void) {
   return &rl_line_buffer && &rl_end && &rl_point && &rl_readline_state && &rl_explicit_arg &&
          &rl_prompt && &rl_outstream && &rl_instream && &_rl_last_v_pos && &_rl_vis_botlin &&
          &_rl_screenwidth && get_current_prompt_level && rl_on_new_line && rl_forced_update_display &&
-         rl_read_key && rl_stuff_char;
+         rl_read_key && rl_stuff_char && &export_env && maybe_make_export_env;
 }
 
 static int line_state(void) {
@@ -320,12 +328,56 @@ static int ask(WORD_LIST *args) {
   return answer;
 }
 
+// Writes all of LEN bytes; false on an error.
+static int put_all(int fd, const char *p, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;
+    p += n;
+    len -= (size_t)n;
+  }
+  return 1;
+}
+
+// The snapshot: NONCE \0 PWD, then \0 NAME=VALUE for each exported variable (not the exported
+// functions, BASH_FUNC_...), then \0 ENTRY for each argument after PWD. Status 0, or 1.
+static int snapshot(WORD_LIST *args) {
+  if (!args || !args->next || !args->next->next) return USAGE;
+  int fd = open(args->word->word, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return 1;
+  const char *nonce = args->next->word->word;
+  int ok = put_all(fd, nonce, strlen(nonce) + 1);
+  WORD_LIST *pwd = args->next->next;
+  ok = ok && put_all(fd, pwd->word->word, strlen(pwd->word->word));
+  maybe_make_export_env();
+  for (char **e = export_env; ok && e && *e; e++) {
+    if (strncmp(*e, "BASH_FUNC_", 10) == 0) continue;
+    ok = put_all(fd, "", 1) && put_all(fd, *e, strlen(*e));
+  }
+  for (WORD_LIST *l = pwd->next; ok && l; l = l->next) ok = put_all(fd, "", 1) && put_all(fd, l->word->word, strlen(l->word->word));
+  return close(fd) == 0 && ok ? 0 : 1;
+}
+
+// The answer file, rewritten whole (0600 when made).
+static int answer(WORD_LIST *args) {
+  if (!args || !args->next) return USAGE;
+  int fd = open(args->word->word, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return 1;
+  const char *line = args->next->word->word;
+  int ok = put_all(fd, line, strlen(line)) && put_all(fd, "\n", 1);
+  if (ok && strncmp(line, "K ", 2) == 0) ok = put_all(fd, "\0\0", 2);
+  return close(fd) == 0 && ok ? 0 : 1;
+}
+
 static int tmux_run_line(WORD_LIST *list) {
   if (!list) return USAGE;
   const char *cmd = list->word->word;
   WORD_LIST *rest = list->next;
   if (strcmp(cmd, "build") == 0) return rest && strcmp(rest->word->word, TMUX_RUN_BUILD) == 0 ? 0 : 1;
   if (strcmp(cmd, "state") == 0) return line_state();
+  if (strcmp(cmd, "snapshot") == 0) return snapshot(rest);
+  if (strcmp(cmd, "answer") == 0) return answer(rest);
   // Drawing needs readline at its prompt (a trap also runs between commands, and before readline
   // first started: nothing to redraw then, and its streams may not be set).
   if (!rl_outstream || !rl_instream || !(rl_readline_state & RL_STATE_TERMPREPPED)) return LINE_NOT_READING;
@@ -342,5 +394,5 @@ int _tmux_run_line_builtin_load(char *name) {
 static char *const doc[] = {"tmux-run's view of readline's line (see shell/tmux-run.bash).", NULL};
 
 struct builtin _tmux_run_line_struct = {
-    "_tmux_run_line", tmux_run_line, BUILTIN_ENABLED, doc, "_tmux_run_line build|state|notice|ask ...", 0,
+    "_tmux_run_line", tmux_run_line, BUILTIN_ENABLED, doc, "_tmux_run_line build|state|snapshot|answer|notice|ask ...", 0,
 };

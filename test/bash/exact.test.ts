@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callRun } from '../support/mcp.js';
 import { QUESTION, press, questionShown } from '../ask/support.js';
 import { waitUntil } from '../support/waiting.js';
-import { bashFixture, ok, refusal, type BashFixture } from './support.js';
+import { BASH_SNIPPET, bashFixture, bashPane, ok, refusal, type BashFixture } from './support.js';
+import { waitListed } from '../support/enrollment.js';
+import { checkRunResult } from '../mcp/support.js';
 
 let fx: BashFixture;
 let n = 0;
@@ -127,6 +129,26 @@ describe('the exact check in a bash pane (the builtin)', () => {
     await fx.pane.type(' here', { enter: true });
     await fx.pane.waitFor((s) => /^still here$/m.test(s));
     await fx.pane.waitForPrompt();
+  });
+
+  it('a two-line prompt: a notice redraws both lines once, nothing left behind, nothing in the scrollback', async () => {
+    const ps1 = '\\[\\e[34m\\]~/two\\[\\e[0m\\] on main\\n$ ';
+    const pane = await bashPane(fx.server, { rc: `unset TMUX_RUN_NOTIFY\nPS1='${ps1}'\nsource ${BASH_SNIPPET}` });
+    const listing = await waitListed(pane, await pane.shellPid());
+    const run = async (script: string) => checkRunResult((await callRun(fx.mcp.client, listing, script)).result);
+    await fx.server.tmux(['send-keys', '-t', pane.id, 'C-l']);
+    await pane.waitFor((s) => s.endsWith('~/two on main\n$'));
+    await fx.server.tmux(['clear-history', '-t', pane.id]);
+    await pane.type('echo typed');
+    await pane.waitFor((s) => s.endsWith('\n$ echo typed'));
+    refusal(await run('true'));
+    await fx.server.tmux(['send-keys', '-t', pane.id, 'C-u']);
+    for (let i = 0; i < 3; i++) ok(await run('true'));
+    await pane.type('echo still');
+    const screen = await pane.waitFor((s) => s.endsWith('\n$ echo still'));
+    expect(screen).toMatch(/^tmux-run: run [0-9a-f]{8} .*exited 0 .*\n~\/two on main\n\$ echo still$/);
+    expect(Number(await fx.server.tmux(['display-message', '-p', '-t', pane.id, '#{history_size}']))).toBe(0);
+    await pane.kill();
   });
 
   it('asks in ask mode: y runs it, n refuses it (denied), the line comes back', async () => {

@@ -1,6 +1,7 @@
-// doctor's `bash builtin` line: whether bash panes get the exact line check (the builtin
+// doctor's `bash-builtin` line: whether bash panes get the exact line check (the builtin
 // dist/generated/bash-line.so that shell/tmux-run.bash loads) or the screen check, and why.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILD_ID } from '../protocol/build.js';
 import { packageRoot } from '../os/package-root.js';
@@ -8,7 +9,7 @@ import { packageRoot } from '../os/package-root.js';
 /** One of doctor's lines (its Check). */
 type Line = { check: string; ok: boolean; detail: string; fix: string | null; warning?: true };
 
-const NAME = 'bash builtin';
+const NAME = 'bash-builtin';
 
 /**
  * Loads the builtin in the bash on PATH, with the snippet's own checks (owner, mode, build), as
@@ -16,10 +17,13 @@ const NAME = 'bash builtin';
  * no notices and no ask mode), saying why. Passes, said, when there is no bash.
  */
 export function checkBashBuiltin(env: NodeJS.ProcessEnv): Line {
-  const snippet = join(packageRoot(), 'shell', 'tmux-run.bash');
+  const snippet = readFileSync(join(packageRoot(), 'shell', 'tmux-run.bash'), 'utf8');
   // The snippet's own loader, run alone (it defines functions and loads; enrolling needs tmux).
+  const loader = /^_tmux_run_exact_load\(\) \{\n[\s\S]*?\n\}\n/m.exec(snippet)?.[0];
+  if (loader === undefined)
+    return { check: NAME, ok: false, detail: 'shell/tmux-run.bash has no loader', fix: 'reinstall tmux-run' };
   const script = [
-    `source <(sed -n '/^_tmux_run_exact_load() {/,/^}/p' ${JSON.stringify(snippet)})`,
+    loader,
     `_tmux_run_root=${JSON.stringify(packageRoot())}`,
     'f=$(mktemp) && _tmux_run_exact_load "$f"; rm -f "$f"',
     '[[ -n $_tmux_run_exact ]] && echo exact || echo "screen $_tmux_run_exact_why"',

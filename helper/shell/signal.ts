@@ -92,6 +92,13 @@ import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName,
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
 export const POLL_MS = 20;
+/**
+ * How often the shell is woken again while a request has no answer. A signal can be lost to the
+ * shell's handler: bash notes a WINCH that arrives while its trap runs, but readline runs traps
+ * only when a read is interrupted, so that one waits for the next key. The handler answers each
+ * nonce once, so waking it again is harmless.
+ */
+export const REWAKE_MS = 150;
 /** How many times the screen is read before the check refuses, and the pause between reads. */
 export const SCREEN_TRIES = 3;
 export const SCREEN_PAUSE_MS = 15;
@@ -119,6 +126,7 @@ export class SignalShell extends LineShell implements Shell {
   private noticeSeq = 0;
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
+  private rewake: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
   /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
@@ -178,6 +186,8 @@ export class SignalShell extends LineShell implements Shell {
       this.request = [line];
       this.startWatch();
       this.flush(true);
+      clearInterval(this.rewake);
+      this.rewake = setInterval(() => this.wake(), REWAKE_MS);
       this.check();
     } else if (kind === 'P ') {
       this.request.push(line);
@@ -247,9 +257,18 @@ export class SignalShell extends LineShell implements Shell {
     const lines = [this.status, ...this.request, this.notice].filter((l): l is string => l !== undefined);
     try {
       if (this.status !== undefined) writeMessages(this.base, lines);
-      if (wake) process.kill(this.place.shellPid, 'SIGWINCH');
     } catch {
       // The shell or its channel is gone: the helper's watch ends the enrollment.
+    }
+    if (wake) this.wake();
+  }
+
+  /** Sends the shell SIGWINCH (nothing when it is gone). */
+  private wake(): void {
+    try {
+      process.kill(this.place.shellPid, 'SIGWINCH');
+    } catch {
+      // gone: the helper's watch ends the enrollment
     }
   }
 
@@ -274,6 +293,7 @@ export class SignalShell extends LineShell implements Shell {
     const key = data.toString('latin1');
     if (key === this.lastAnswer) return;
     this.lastAnswer = key;
+    clearInterval(this.rewake);
     if (answer.prompt) this.prompt = answer.prompt;
     this.deliver(answer.line);
   }
@@ -299,6 +319,8 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   private stopWatch(): void {
+    clearInterval(this.rewake);
+    this.rewake = undefined;
     this.watcher?.close();
     this.watcher = undefined;
     if (this.poll) clearInterval(this.poll);

@@ -204,6 +204,7 @@ export function makeRecord(
     build: BUILD_ID,
     shell: shell.name,
     editor_check: shell.editorCheck,
+    ...(shell.editorCheckReason !== undefined ? { editor_check_reason: shell.editorCheckReason } : {}),
   };
   return { record, secret };
 }

@@ -7,7 +7,10 @@
 // - the PROMPT_COMMAND hook, 1000 calls in an enrolled pane;
 // - the screen check per run: the helper's one read-only tmux call and the pure comparison, timed
 //   here against an enrolled bash pane at rest (the same call and function the helper makes), and
-//   the round trip of `true` in a bash pane next to a zsh pane's, through tmux-run-mcp.
+// - the round trip of `true` through tmux-run-mcp in a bash pane with the builtin (the exact
+//   check), one without it (TMUX_RUN_NATIVE=off: the screen check) and a zsh pane of the same tmux
+//   server, interleaved call by call so that all three see the same machine;
+// - the builtin's line check alone (`_tmux_run_line state`, 1000 calls in an enrolled pane).
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -32,8 +35,13 @@ export interface ShellsCost {
   /** One read-only tmux call (display-message + capture-pane) and the comparison, per run. */
   screen_read_ms: number[];
   screen_compare_us: number;
+  /** bash with the builtin (exact). */
   rtt_bash_ms: number[];
+  /** bash without it (TMUX_RUN_NATIVE=off: the screen check). */
+  rtt_bash_screen_ms: number[];
   rtt_zsh_ms: number[];
+  /** `_tmux_run_line state`, per call (µs). */
+  bash_line_state_us: number;
 }
 
 /** Microseconds between two $EPOCHREALTIME values a pane printed as `t0=A t1=B`. */
@@ -111,25 +119,35 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
   }
   const screen_compare_us = (compareUs / (5 * n)) * 1000;
 
+  const state = await pane.run(
+    't0=$EPOCHREALTIME; for ((__i = 0; __i < 1000; __i++)); do _tmux_run_line state; done; echo "t0=$t0 t1=$EPOCHREALTIME"',
+  );
+  const bash_line_state_us = elapsedUs(state) / 1000;
+
   const mcp = await scope.startMcp();
   const zshPane = await server.newPane();
   const zshListing = await enroll(zshPane);
-  const rtt = async (l: typeof listing): Promise<number[]> => {
-    const out: number[] = [];
-    for (let i = 0; i < 3; i++) await callRun(mcp.client, l, 'true');
-    for (let i = 0; i < 5 * n; i++) {
-      const t0 = performance.now();
-      const r = await callRun(mcp.client, l, 'true');
-      if (r.isError) throw new Error(`a bench run failed: ${JSON.stringify(r.structured).slice(0, 300)}`);
-      out.push(performance.now() - t0);
-    }
-    return out;
+  const screenPane = await bashPane(server, { rc: 'TMUX_RUN_NATIVE=off' });
+  const screenListing = await enrollBash(screenPane);
+  const timed = async (l: typeof listing): Promise<number> => {
+    const t0 = performance.now();
+    const r = await callRun(mcp.client, l, 'true');
+    if (r.isError) throw new Error(`a bench run failed: ${JSON.stringify(r.structured).slice(0, 300)}`);
+    return performance.now() - t0;
   };
-  const rtt_bash_ms = await rtt(listing);
-  const rtt_zsh_ms = await rtt(zshListing);
+  const rtt_bash_ms: number[] = [];
+  const rtt_bash_screen_ms: number[] = [];
+  const rtt_zsh_ms: number[] = [];
+  for (const l of [listing, screenListing, zshListing]) for (let i = 0; i < 3; i++) await timed(l);
+  for (let i = 0; i < 10 * n; i++) {
+    rtt_bash_ms.push(await timed(listing));
+    rtt_zsh_ms.push(await timed(zshListing));
+    rtt_bash_screen_ms.push(await timed(screenListing));
+  }
   await mcp.close();
   await pane.kill();
   await zshPane.kill();
+  await screenPane.kill();
   return {
     n,
     bash_source_ms,
@@ -139,7 +157,9 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
     screen_read_ms,
     screen_compare_us,
     rtt_bash_ms,
+    rtt_bash_screen_ms,
     rtt_zsh_ms,
+    bash_line_state_us,
   };
 }
 
@@ -154,7 +174,9 @@ export function shellsCostLines(c: ShellsCost): string[] {
     `| bash: PROMPT_COMMAND hook, per call (µs, 1000 calls) | ${c.bash_prompt_hook_us.toFixed(1)} | | |`,
     `| bash: screen check per run, the one tmux call (ms, n=${c.screen_read_ms.length}) | ${f(c.screen_read_ms)} | | |`,
     `| bash: screen check per run, the comparison (µs) | ${c.screen_compare_us.toFixed(2)} | | |`,
-    `| round trip of \`true\`: bash pane / zsh pane (ms, medians, n=${c.rtt_bash_ms.length}) | ${median(c.rtt_bash_ms).toFixed(1)} / ${median(c.rtt_zsh_ms).toFixed(1)} | | |`,
+    `| bash: the builtin's line check, \`_tmux_run_line state\` (µs per call, 1000 calls) | ${c.bash_line_state_us.toFixed(2)} | | |`,
+    `| round trip of \`true\`: bash (exact) / bash (screen) / zsh, interleaved (ms, medians, n=${c.rtt_bash_ms.length}) | ${median(c.rtt_bash_ms).toFixed(2)} / ${median(c.rtt_bash_screen_ms).toFixed(2)} / ${median(c.rtt_zsh_ms).toFixed(2)} | | |`,
+    `| round trip of \`true\`: bash (exact) minus zsh (ms, median of the paired differences) | ${median(c.rtt_bash_ms.map((b, i) => b - c.rtt_zsh_ms[i]!)).toFixed(2)} | | |`,
   ];
 }
 

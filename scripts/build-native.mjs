@@ -1,13 +1,15 @@
-// Builds the helper's two native parts into generated/ and dist/generated/ with the C compiler
+// Builds the helper's three native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
 // - helper/native/spawn.c, a plain run's spawn without forking the helper, into spawn.node (with
 //   the Node-API headers of the Node that runs this script);
-// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter.
-// Both are optional: without a compiler or the headers it says why on stderr and the helper uses
-// Node's own spawn and the perl waiter (slower, the same semantics).
-// `TMUX_RUN_NATIVE=off npm run build` builds neither.
+// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter;
+// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), into bash-line.so,
+//   with the build's id (generated/build-id.cjs, made just before) compiled in.
+// All are optional: without a compiler or the headers it says why on stderr and the helper uses
+// Node's own spawn and the perl waiter (slower, the same semantics), and bash panes the screen check.
+// `TMUX_RUN_NATIVE=off npm run build` builds none.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,6 +18,7 @@ const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
 const parts = [
   { name: 'spawn.node', source: 'spawn.c', without: "plain runs will use Node's own spawn" },
   { name: 'walls-waiter', source: 'walls-waiter.c', without: 'sandboxed runs will use the perl waiter' },
+  { name: 'bash-line.so', source: 'bash-line.c', without: 'bash panes will use the screen check', builtin: true },
 ];
 for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });
 
@@ -40,6 +43,8 @@ const headers = [
 ].find((d) => existsSync(join(d, 'node_api.h')));
 
 const cc = process.env.CC || 'cc';
+// The build's id, which shell/tmux-run.bash compares with the builtin's before it uses it.
+const buildId = /BUILD_ID = "([0-9a-f]+)"/.exec(readFileSync(join(root, 'generated', 'build-id.cjs'), 'utf8'))?.[1];
 mkdirSync(targets[0], { recursive: true });
 for (const part of parts) {
   const library = part.name.endsWith('.node');
@@ -49,7 +54,11 @@ for (const part of parts) {
   }
   const out = join(targets[0], part.name);
   const source = join(root, 'helper', 'native', part.source);
-  const flags = library ? ['-shared', '-fPIC', '-pthread', '-I', headers] : [];
+  const flags = library
+    ? ['-shared', '-fPIC', '-pthread', '-I', headers]
+    : part.builtin
+      ? ['-shared', '-fPIC', `-DTMUX_RUN_BUILD="${buildId}"`]
+      : [];
   try {
     execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, source], {
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -63,4 +72,6 @@ for (const part of parts) {
     mkdirSync(dir, { recursive: true });
     copyFileSync(out, join(dir, part.name));
   }
+  // bash loads the builtin only when nobody but its owner can write it (whatever the umask).
+  if (part.builtin) for (const dir of targets) chmodSync(join(dir, part.name), 0o755);
 }

@@ -6,13 +6,19 @@
 # Nothing is ever typed into this terminal. A small helper process answers the broker; to ask
 # this shell whether it is idle at its prompt, it leaves a request in a file and sends the shell
 # SIGWINCH; a WINCH trap (chained with yours, which keeps firing) answers in another file
-# (the protocol: helper/shell/signal.ts). bash does not tell a trap what is typed on the line, so
-# the helper then reads the pane's screen, read-only, to check that the line is empty.
+# (the protocol: helper/shell/signal.ts). bash's own language cannot see the line being edited:
+# the trap asks the loadable builtin _tmux_run_line (helper/native/bash-line.c, built with the
+# helper into dist/generated/bash-line.so), which reads readline's state exactly (editor_check
+# exact), draws notices and asks in ask mode with readline's own redisplay. The builtin is loaded
+# only from this install, only when the file and its directory are yours or root's and writable by
+# nobody else, and only when it is of this install's build; without it (not built, a restricted
+# bash, bad permissions, another build, TMUX_RUN_NATIVE=off) the helper reads the pane's screen,
+# read-only, to check that the line is empty (editor_check screen, the reason in the listings and
+# doctor), no notice is drawn, and ask mode refuses every run (approval_unavailable).
 #
-# bash cannot redraw its line from a trap, so no notice is drawn when a run starts or ends, and
-# ask mode (TMUX_RUN_APPROVE=ask) refuses every run (approval_unavailable): never a run unasked.
+# ble.sh replaces readline: a bash with ble.sh loaded is not enrolled (said when sourcing).
 #
-# Sourcing defines only names that start with tmux_run_ or _tmux_run_, adds one hook to
+# Sourcing defines only names that start with tmux_run_ or _tmux_run_ (the builtin too), adds one hook to
 # PROMPT_COMMAND and a zero-output expansion to PS0 and PS2 while enrolled, wraps the WINCH and
 # DEBUG traps (yours still run), and changes none of the shell's options.
 
@@ -61,6 +67,14 @@ _tmux_run_enroll() {
     _tmux_run_refuse "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     return 1
   fi
+  if shopt -q restricted_shell; then
+    _tmux_run_refuse "this bash is restricted (rbash): once started it cannot write the files tmux-run answers through"
+    return 1
+  fi
+  if [[ -n ${BLE_VERSION-} ]]; then
+    _tmux_run_refuse "ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; enroll a bash started without ble.sh"
+    return 1
+  fi
   if [[ -n ${_tmux_run_helper_pid-} ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
     [[ -n ${_tmux_run_generation-} ]] &&
@@ -94,13 +108,20 @@ _tmux_run_enroll() {
   um=$REPLY
   # The files the shell writes again and again are made once, 0600; a write keeps their mode.
   umask 077
-  if ! { : >"$base.trap" && : >"$base.mode"; } 2>/dev/null; then
+  if ! { : >"$base.trap" && : >"$base.mode" && : >"$base.check"; } 2>/dev/null; then
     umask "$um"
-    _tmux_run_remove "$base.trap" "$base.mode"
+    _tmux_run_remove "$base.trap" "$base.mode" "$base.check"
     _tmux_run_refuse "cannot create the shell channel in $dir"
     return 1
   fi
   umask "$um"
+  # The line check the helper is to rely on: exact with the builtin, else the screen and why.
+  _tmux_run_exact_load "$base.trap"
+  if [[ -n $_tmux_run_exact ]]; then
+    printf 'exact\n' 2>/dev/null >|"$base.check"
+  else
+    printf 'screen %s\n' "${_tmux_run_exact_why//[[:cntrl:]]/ }" 2>/dev/null >|"$base.check"
+  fi
 
   # The helper starts in the background, without a job number (disowned) and with no descriptor
   # but /dev/null and its log (0600): none of the shell's. The person's NODE_OPTIONS are not for
@@ -122,6 +143,8 @@ _tmux_run_enroll() {
   disown "$_tmux_run_helper_pid" 2>/dev/null
   _tmux_run_base=$base _tmux_run_node=$node _tmux_run_generation= _tmux_run_enrollment=
   _tmux_run_answered= _tmux_run_mode_sent= _tmux_run_said= _tmux_run_idle=0 _tmux_run_z=x
+  _tmux_run_asking= _tmux_run_noticed=0 _tmux_run_prompts=0
+  declare -gA _tmux_run_always=()
   printf -v _tmux_run_since '%(%s)T' -1
   _tmux_run_ps0='${_tmux_run_z:$((_tmux_run_idle=0,0)):0}'
   _tmux_run_ps2='${_tmux_run_z:$((_tmux_run_idle=2,0)):0}'
@@ -176,6 +199,9 @@ _tmux_run_check_dir() {
 _tmux_run_umask() {
   local key value
   REPLY=022
+  # (Linux 4.7 and later: the second line.)
+  { read -r key && read -r key value; } 2>/dev/null </proc/$$/status
+  [[ $key == Umask: ]] && { REPLY=$value; return 0; }
   while read -r key value; do
     [[ $key == Umask: ]] && { REPLY=$value; return 0; }
   done 2>/dev/null </proc/$$/status
@@ -193,29 +219,70 @@ _tmux_run_remove() {
 }
 
 # _tmux_run_hook_prompt add|remove: puts _tmux_run_prompt last in PROMPT_COMMAND (a string, or an
-# array in bash 5.1 and later), or takes it out.
+# array in bash 5.1 and later), or takes it out. Last but before bash-preexec's own last entries
+# (its install string, then __bp_interactive_mode): it arms its preexec there, and any entry run
+# after it would be taken for the person's first command.
+#
+# With bash-preexec loaded (it runs precmd_functions first in PROMPT_COMMAND, and at the prompt
+# where it installs its DEBUG trap, before it arms its preexec), the hook goes last in
+# precmd_functions instead: it then wraps that trap at that very prompt, before a WINCH trap can
+# fire it, and bash-preexec never takes the hook's own PROMPT_COMMAND entry for a command.
 _tmux_run_hook_prompt() {
-  local i
+  local i at=
+  if [[ -n ${precmd_functions+x} || $1 == remove ]]; then
+    local -a fns=()
+    for i in "${precmd_functions[@]}"; do [[ $i == _tmux_run_prompt ]] || fns+=("$i"); done
+    [[ -n ${precmd_functions+x} ]] && precmd_functions=("${fns[@]}")
+  fi
+  if [[ $1 == add ]] && declare -F __bp_precmd_invoke_cmd >/dev/null; then
+    precmd_functions+=(_tmux_run_prompt)
+    # (Traced, so that the hook it calls sees the DEBUG trap: bash shows a function the trap only
+    # when every caller up to the top has the trace attribute.)
+    declare -ft __bp_precmd_invoke_cmd
+    set -- remove
+  fi
   if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+    local -a pcs=()
     for i in "${!PROMPT_COMMAND[@]}"; do
-      [[ ${PROMPT_COMMAND[i]} == _tmux_run_prompt ]] && unset 'PROMPT_COMMAND[i]'
+      [[ ${PROMPT_COMMAND[i]} == _tmux_run_prompt ]] || pcs+=("${PROMPT_COMMAND[i]}")
     done
-    [[ $1 == add ]] && PROMPT_COMMAND+=(_tmux_run_prompt)
+    if [[ $1 == add ]]; then
+      at=${#pcs[@]}
+      for i in "${!pcs[@]}"; do
+        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
+      done
+      pcs=("${pcs[@]:0:at}" _tmux_run_prompt "${pcs[@]:at}")
+    fi
+    PROMPT_COMMAND=("${pcs[@]}")
     return 0
   fi
-  local pc=${PROMPT_COMMAND-}
+  local pc=${PROMPT_COMMAND-} head tail
   pc=${pc//$'\n'_tmux_run_prompt/}
   pc=${pc//_tmux_run_prompt/}
-  [[ $1 == add ]] && pc=${pc:+$pc$'\n'}_tmux_run_prompt
+  if [[ $1 == add ]]; then
+    for at in '__bp_trap_string=' '__bp_interactive_mode'; do
+      if [[ $'\n'$pc == *$'\n'"$at"* ]]; then
+        head=$'\n'$pc
+        head=${head%%$'\n'"$at"*}
+        head=${head#$'\n'}
+        tail=${pc:${#head}}
+        tail=${tail#$'\n'}
+        pc=${head:+$head$'\n'}_tmux_run_prompt$'\n'$tail
+        break
+      fi
+      at=
+    done
+    [[ -n $at ]] || pc=${pc:+$pc$'\n'}_tmux_run_prompt
+  fi
   PROMPT_COMMAND=$pc
   [[ -n $PROMPT_COMMAND ]] || unset PROMPT_COMMAND
   return 0
 }
 
-# _tmux_run_has_hook: true while _tmux_run_prompt is in PROMPT_COMMAND.
+# _tmux_run_has_hook: true while _tmux_run_prompt is in PROMPT_COMMAND (or precmd_functions).
 _tmux_run_has_hook() {
   local e
-  for e in "${PROMPT_COMMAND[@]}"; do [[ $e == *_tmux_run_prompt* ]] && return 0; done
+  for e in "${PROMPT_COMMAND[@]}" "${precmd_functions[@]}"; do [[ $e == *_tmux_run_prompt* ]] && return 0; done
   return 1
 }
 
@@ -232,6 +299,8 @@ _tmux_run_trap_of() {
 _tmux_run_grab() { REPLY=${2-}; }
 
 # The prefix of the WINCH trap while enrolled; the person's action follows it on the next line.
+# (No reserved word in it: bash 5.2 fails to parse `{ ...; }` in a trap that runs while readline
+# reads a continuation line.)
 _tmux_run_winch_prefix=_tmux_run_on_winch
 # The DEBUG trap while enrolled: the person's action, skipped while the shell is idle at its prompt
 # (a trap's first command fires DEBUG too: a bash-preexec must not see the handler as the person's)
@@ -258,6 +327,11 @@ _tmux_run_hooks() {
   _tmux_run_trap_of WINCH
   if [[ $REPLY != "$_tmux_run_winch_prefix"* ]]; then
     trap -- "$_tmux_run_winch_prefix${REPLY:+$'\n'$REPLY}" WINCH
+  fi
+  # bash-preexec loaded after the snippet: the hook moves into its precmd_functions (see
+  # _tmux_run_hook_prompt), at the very prompt where bash-preexec installs itself.
+  if declare -F __bp_precmd_invoke_cmd >/dev/null && [[ " ${precmd_functions[*]-} " != *" _tmux_run_prompt "* ]]; then
+    _tmux_run_hook_prompt add
   fi
   [[ ${PS0-} == *"$_tmux_run_ps0"* ]] || PS0=$_tmux_run_ps0${PS0-}
   [[ ${PS2-} == *"$_tmux_run_ps2"* ]] || PS2=$_tmux_run_ps2${PS2-}
@@ -298,6 +372,8 @@ _tmux_run_prompt() {
   fi
   _tmux_run_hooks debug
   _tmux_run_report_mode
+  ((_tmux_run_prompts++))
+  _tmux_run_asking=
   _tmux_run_idle=1
   return $rc
 }
@@ -359,9 +435,21 @@ _tmux_run_on_winch() {
       ;;
     *) return 0 ;;
   esac
+  local _tmux_run_details= _tmux_run_note=
   for _tmux_run_line in "${_tmux_run_said[@]:1}"; do
-    [[ $_tmux_run_line == Q\ * ]] && _tmux_run_nonce=${_tmux_run_line#Q }
+    case $_tmux_run_line in
+      Q\ *) _tmux_run_nonce=${_tmux_run_line#Q } ;;
+      P\ *) _tmux_run_details=${_tmux_run_line#P } ;;
+      N\ *) _tmux_run_note=${_tmux_run_line#N } ;;
+    esac
   done
+  [[ -n $_tmux_run_note ]] && _tmux_run_notice_line "$_tmux_run_note"
+  # Ask mode: the run's details for the question this shell said it is asking.
+  if [[ -n $_tmux_run_asking && $_tmux_run_nonce == "$_tmux_run_asking" && $_tmux_run_details == "$_tmux_run_asking "* ]]; then
+    _tmux_run_asking=
+    _tmux_run_approve "$_tmux_run_nonce" "${_tmux_run_details#* }"
+    return 0
+  fi
   [[ -n $_tmux_run_nonce && $_tmux_run_nonce != "$_tmux_run_answered" && -n $_tmux_run_generation ]] || return 0
   _tmux_run_answered=$_tmux_run_nonce
   _tmux_run_answer "$_tmux_run_nonce"
@@ -383,18 +471,37 @@ _tmux_run_started() {
 }
 
 # _tmux_run_answer NONCE: answers the helper's request from the shell's own state: idle at its
-# primary prompt (not in a command line, a continuation line, a key binding or a completion),
-# and not in ask mode, which bash cannot show. Then the snapshot, then K with the prompt as
-# rendered (the helper reads the screen to check that the line is empty); else B and the reason.
+# primary prompt (not in a command line, a continuation line, a key binding or a completion), and
+# with the builtin, readline's line empty with no key sequence, search or completion under way. In
+# ask mode the builtin asks the person first (_tmux_run_approve); without it bash cannot ask.
+# Then the snapshot, then K (without the builtin with the prompt as rendered: the helper reads the
+# screen to check that the line is empty); else B and the reason.
 _tmux_run_answer() {
   local _tmux_run_nonce=$1 _tmux_run_reason=
   if [[ -n ${READLINE_LINE+x} ]]; then _tmux_run_reason=context:binding
   elif [[ -n ${COMP_LINE+x} ]]; then _tmux_run_reason=context:completion
   elif [[ $_tmux_run_idle == 2 ]]; then _tmux_run_reason=context:continuation
   elif [[ $_tmux_run_idle != 1 ]]; then _tmux_run_reason=busy
-  elif ! shopt -q promptvars; then _tmux_run_reason=context:promptvars_off
-  elif [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]]; then _tmux_run_reason=approval_unavailable
-  elif ! _tmux_run_snapshot "$_tmux_run_nonce"; then _tmux_run_reason=snapshot_failed
+  elif [[ -n $_tmux_run_exact ]] && ! _tmux_run_exact_state; then :
+  elif [[ -z $_tmux_run_exact ]] && ! shopt -q promptvars; then _tmux_run_reason=context:promptvars_off
+  elif [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]]; then
+    if [[ -z $_tmux_run_exact ]]; then _tmux_run_reason=approval_unavailable
+    else
+      # (A sandbox value the helper does not know is refused by it, sandbox_unavailable: nothing to ask.)
+      case ${TMUX_RUN_SANDBOX:-off} in
+        off | workspace | workspace+net | read-only)
+          _tmux_run_ask_start "$_tmux_run_nonce"
+          return 0
+          ;;
+      esac
+    fi
+  fi
+  [[ -z $_tmux_run_reason ]] && ! _tmux_run_snapshot "$_tmux_run_nonce" && _tmux_run_reason=snapshot_failed
+  if [[ -n $_tmux_run_exact ]]; then
+    if [[ -n $_tmux_run_reason ]]; then _tmux_run_reply "B $_tmux_run_nonce $_tmux_run_reason"
+    else _tmux_run_reply "K $_tmux_run_nonce"
+    fi
+    return 0
   fi
   local REPLY um
   _tmux_run_umask
@@ -428,6 +535,204 @@ _tmux_run_modes() {
   return 0
 }
 
+# _tmux_run_exact_load SCRATCH: loads the builtin _tmux_run_line from this install's
+# dist/generated/bash-line.so (helper/native/bash-line.c) and sets _tmux_run_exact to 1; or leaves
+# it empty with the reason in _tmux_run_exact_why (the screen check then). Loaded only when the
+# file and its directory are real ones, the person's or root's, writable by nobody else, and only
+# a build that matches this install's (dist/generated/build-id.cjs, which the build compiled in).
+_tmux_run_exact_load() {
+  _tmux_run_exact= _tmux_run_exact_why=
+  local so=$_tmux_run_root/dist/generated/bash-line.so ids=$_tmux_run_root/dist/generated/build-id.cjs
+  local id= line owner mode f
+  if [[ ${TMUX_RUN_NATIVE-} == off ]]; then
+    _tmux_run_exact_why="TMUX_RUN_NATIVE=off in this shell"
+    return 0
+  fi
+  if [[ ! -e $so ]]; then
+    _tmux_run_exact_why="the builtin $so was not built (no C compiler, or TMUX_RUN_NATIVE=off, when tmux-run was built)"
+    return 0
+  fi
+  for f in "$so" "${so%/*}"; do
+    if [[ -L $f ]]; then
+      _tmux_run_exact_why="$f is a symlink; the builtin is loaded only from the install's own files"
+      return 0
+    fi
+  done
+  # (One fork, once, when sourcing: bash cannot read a file's owner and mode itself.)
+  while read -r owner mode f; do
+    if [[ $owner != 0 && $owner != "$EUID" ]] || [[ ! $mode =~ ^[0-7]+$ ]] || (((8#$mode & 8#022) != 0)); then
+      _tmux_run_exact_why="$f is not safe to load from (owner uid ${owner:-?}, mode ${mode:-?}: it must be yours or root's and writable by nobody else); run: chmod go-w '$f'"
+      return 0
+    fi
+  done < <(command stat -c '%u %a %n' -- "$so" "${so%/*}" 2>/dev/null)
+  if [[ -r $ids ]]; then
+    while IFS= read -r line; do
+      [[ $line =~ BUILD_ID\ =\ \"([0-9a-f]+)\" ]] && id=${BASH_REMATCH[1]}
+    done <"$ids"
+  fi
+  if [[ -z $id ]]; then
+    _tmux_run_exact_why="this install's build id ($ids) cannot be read; run 'npm run build' in $_tmux_run_root"
+    return 0
+  fi
+  # Loaded already (sourced again): kept if it is this build's, else replaced.
+  if [[ $(type -t _tmux_run_line) == builtin ]] && ! _tmux_run_line build "$id"; then
+    enable -d _tmux_run_line 2>/dev/null
+  fi
+  if [[ $(type -t _tmux_run_line) != builtin ]] && ! enable -f "$so" _tmux_run_line 2>|"$1"; then
+    line=
+    read -r line <"$1"
+    _tmux_run_exact_why="bash could not load $so (${line:-enable -f failed}): a bash without loadable builtins, or one that does not export readline's state"
+    return 0
+  fi
+  if ! _tmux_run_line build "$id"; then
+    enable -d _tmux_run_line 2>/dev/null
+    _tmux_run_exact_why="the builtin $so is of another build of tmux-run than this install; run 'npm run build' in $_tmux_run_root"
+    return 0
+  fi
+  _tmux_run_exact=1
+  return 0
+}
+
+# _tmux_run_exact_state: true when readline waits at an empty line with nothing under way; else
+# false with the reason in _tmux_run_reason (its caller's local; the statuses of
+# helper/native/bash-line.c, `state`).
+_tmux_run_exact_state() {
+  _tmux_run_line state
+  case $? in
+    0) return 0 ;;
+    10) _tmux_run_reason=editor_not_empty ;;
+    11) _tmux_run_reason=context:history_search ;;
+    12) _tmux_run_reason=context:key_sequence ;;
+    13) _tmux_run_reason=context:continuation ;;
+    *) _tmux_run_reason=context:not_reading ;;
+  esac
+  return 1
+}
+
+# _tmux_run_notify_on: true unless TMUX_RUN_NOTIFY turns notices off (or there is no builtin).
+_tmux_run_notify_on() {
+  [[ -n $_tmux_run_exact ]] || return 1
+  case ${TMUX_RUN_NOTIFY-} in off | 0 | no | false) return 1 ;; esac
+  return 0
+}
+
+# _tmux_run_notice_line 'SEQ TEXT': draws the helper's latest notice once (SEQ not drawn yet),
+# above the prompt, replacing the notice drawn before it at the same prompt.
+_tmux_run_notice_line() {
+  local seq=${1%% *}
+  [[ $seq =~ ^[0-9]+$ ]] && ((seq > _tmux_run_noticed)) || return 0
+  _tmux_run_noticed=$seq
+  _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "${1#* }"
+  return 0
+}
+
+# _tmux_run_reply LINE: writes the answer file (0600, whatever the umask); a K line with the two
+# empty prompt fields of an exact check.
+_tmux_run_reply() {
+  if [[ -n $_tmux_run_exact ]]; then
+    _tmux_run_line answer "$_tmux_run_base.ans" "$1"
+    return 0
+  fi
+  local REPLY um format='%s\n'
+  [[ $1 == K\ * ]] && format='%s\n\0\0'
+  _tmux_run_umask
+  um=$REPLY
+  umask 077
+  printf "$format" "$1" 2>/dev/null >|"$_tmux_run_base.ans"
+  umask "$um"
+  return 0
+}
+
+# _tmux_run_ask_start NONCE: ask mode: tells the helper at once that the person is asked (A, with
+# the timeout), so the wait is theirs; the helper then sends the run's details (P) and wakes the
+# shell again (_tmux_run_approve).
+_tmux_run_ask_start() {
+  local limit=${TMUX_RUN_APPROVE_TIMEOUT:-120}
+  [[ $limit =~ ^[0-9]{1,5}$ ]] && ((10#$limit >= 1 && 10#$limit <= 86400)) || limit=120
+  _tmux_run_asking=$1
+  _tmux_run_reply "A $1 $((10#$limit))"
+}
+
+# _tmux_run_approve NONCE 'RUNID DIGEST BYTES LINES PREVIEW': shows the question (as zsh's ask
+# mode does) below the line, reads one key through readline: y runs, a runs and remembers the
+# digest, anything else refuses; no key within the timeout refuses; the question withdrawn (the
+# run cancelled, the helper gone) answers nothing. The line is drawn again as it was.
+_tmux_run_approve() {
+  local _tmux_run_nonce=$1 _tmux_run_rest=$2 _tmux_run_run _tmux_run_digest _tmux_run_bytes _tmux_run_nlines
+  local _tmux_run_client= _tmux_run_note= _tmux_run_limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} _tmux_run_l
+  if [[ ! $_tmux_run_limit =~ ^[0-9]{1,5}$ ]] || ((10#$_tmux_run_limit < 1 || 10#$_tmux_run_limit > 86400)); then
+    _tmux_run_note="(TMUX_RUN_APPROVE_TIMEOUT=${TMUX_RUN_APPROVE_TIMEOUT:0:20} is not a whole number of seconds from 1 to 86400; using 120)"
+    _tmux_run_limit=120
+  fi
+  _tmux_run_limit=$((10#$_tmux_run_limit))
+  _tmux_run_run=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
+  _tmux_run_digest=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
+  _tmux_run_bytes=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
+  _tmux_run_nlines=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
+  if [[ ! $_tmux_run_run =~ ^[0-9a-f]{32}$ || ! $_tmux_run_digest =~ ^[0-9a-f]{64}$ || ! $_tmux_run_bytes =~ ^[0-9]+$ || ! $_tmux_run_nlines =~ ^[0-9]+$ ]]; then
+    _tmux_run_reply "B $_tmux_run_nonce bad_details"
+    return 0
+  fi
+  if [[ -n ${_tmux_run_always[$_tmux_run_digest]-} ]]; then
+    if _tmux_run_snapshot "$_tmux_run_nonce"; then
+      _tmux_run_reply "K $_tmux_run_nonce always"
+      _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "tmux-run: run ${_tmux_run_run:0:8} approved without asking (you chose [a]lways for script sha256 ${_tmux_run_digest:0:12})"
+    else
+      _tmux_run_reply "B $_tmux_run_nonce snapshot_failed"
+    fi
+    return 0
+  fi
+  [[ $_tmux_run_rest == *$'\x1e'* ]] && _tmux_run_client=${_tmux_run_rest##*$'\x1e'} _tmux_run_rest=${_tmux_run_rest%$'\x1e'*}
+  local -a _tmux_run_shown=() _tmux_run_text=()
+  IFS=$'\x1f' read -r -a _tmux_run_shown <<<"$_tmux_run_rest"
+  _tmux_run_text+=("tmux-run: an agent${_tmux_run_client:+ (${_tmux_run_client//[[:cntrl:]]/?})} asks to run a script in this shell (TMUX_RUN_APPROVE=ask)")
+  local _tmux_run_more=$((_tmux_run_nlines - ${#_tmux_run_shown[@]})) _tmux_run_s1=s _tmux_run_s2=s
+  ((_tmux_run_nlines == 1)) && _tmux_run_s1=
+  ((_tmux_run_more == 1)) && _tmux_run_s2=
+  _tmux_run_text+=("  run ${_tmux_run_run:0:8}  sha256 ${_tmux_run_digest:0:12}  $_tmux_run_bytes bytes, $_tmux_run_nlines line$_tmux_run_s1:")
+  for _tmux_run_l in "${_tmux_run_shown[@]}"; do _tmux_run_text+=("  | ${_tmux_run_l//[[:cntrl:]]/?}"); done
+  ((_tmux_run_more > 0)) && _tmux_run_text+=("  ($_tmux_run_more more line$_tmux_run_s2 not shown)")
+  [[ -n $_tmux_run_note ]] && _tmux_run_text+=("  $_tmux_run_note")
+  case ${TMUX_RUN_SANDBOX:-off} in
+    off) _tmux_run_text+=("  sandbox: off (TMUX_RUN_SANDBOX: it can touch all you can)") ;;
+    workspace) _tmux_run_text+=("  sandbox: workspace (writes only under $PWD and a private /tmp; no network)") ;;
+    workspace+net) _tmux_run_text+=("  sandbox: workspace+net (writes only under $PWD and a private /tmp; network)") ;;
+    read-only) _tmux_run_text+=("  sandbox: read-only (writes only in a private /tmp; no network)") ;;
+  esac
+  _tmux_run_text+=("Run it? [y]es / [n]o / [a]lways for this script (no answer in $_tmux_run_limit s: no)")
+  local _tmux_run_key _tmux_run_msg
+  _tmux_run_line ask "$_tmux_run_limit" "$_tmux_run_base.msg" "Q $_tmux_run_nonce" "$_tmux_run_helper_pid" "${_tmux_run_text[@]}"
+  _tmux_run_key=$?
+  case $_tmux_run_key in
+    0 | 20)
+      if _tmux_run_snapshot "$_tmux_run_nonce"; then
+        _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} approved"
+        if ((_tmux_run_key == 20)); then
+          _tmux_run_always[$_tmux_run_digest]=1
+          _tmux_run_reply "K $_tmux_run_nonce a"
+          _tmux_run_msg+="; script sha256 ${_tmux_run_digest:0:12} runs without asking while this pane stays enrolled"
+        else
+          _tmux_run_reply "K $_tmux_run_nonce y"
+        fi
+      else
+        _tmux_run_reply "B $_tmux_run_nonce snapshot_failed"
+        _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} could not start (the shell's state could not be written)"
+      fi
+      ;;
+    22)
+      _tmux_run_reply "D $_tmux_run_nonce approval_timeout"
+      _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} refused: no answer within $_tmux_run_limit s; nothing was run"
+      ;;
+    23) _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} was cancelled while you were asked; nothing was run" ;;
+    *)
+      _tmux_run_reply "D $_tmux_run_nonce denied"
+      _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} refused; nothing was run"
+      ;;
+  esac
+  _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "$_tmux_run_msg"
+  return 0
+}
+
 # _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, as
 # helper/shell/snapshot.ts reads it) to a new 0600 file (noclobber: O_EXCL; the helper removed the
 # last one); with TMUX_RUN_SANDBOX set and not off, also the parameters the sandbox reads, exported
@@ -437,8 +742,10 @@ _tmux_run_snapshot() {
   local - _tmux_run_n _tmux_run_ok=0
   local -a _tmux_run_kv=() _tmux_run_names=()
   set +u -C
-  compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
-  for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
+  if [[ -z $_tmux_run_exact ]]; then
+    compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
+    for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
+  fi
   local REPLY um
   if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
     for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
@@ -447,6 +754,11 @@ _tmux_run_snapshot() {
       _tmux_run_joined "$_tmux_run_n"
       _tmux_run_kv+=(":$_tmux_run_n=$REPLY")
     done
+  fi
+  # With the builtin: the exports as bash passes them to a command, written by it (faster).
+  if [[ -n $_tmux_run_exact ]]; then
+    _tmux_run_line snapshot "$_tmux_run_base.env" "$1" "$PWD" "${_tmux_run_kv[@]}"
+    return
   fi
   _tmux_run_umask
   um=$REPLY
@@ -560,7 +872,7 @@ _tmux_run_detach() {
 _tmux_run_teardown() {
   if [[ -n ${_tmux_run_base-} ]]; then
     _tmux_run_unhook
-    local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap})
+    local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap,check})
     [[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")
     [[ -n $_tmux_run_enrollment && ${1-} != keep-record ]] &&
       files+=("${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock})
@@ -568,6 +880,7 @@ _tmux_run_teardown() {
   fi
   unset _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
   unset _tmux_run_answered _tmux_run_mode_sent _tmux_run_idle _tmux_run_since _tmux_run_prefixes
+  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always
   return 0
 }
 

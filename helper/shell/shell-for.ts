@@ -1,5 +1,5 @@
 // The one switch that picks a shell's module by name: zsh (helper/shell/zsh.ts: zle's descriptor
-// handler, FIFOs) or a signal-woken shell (helper/shell/signal.ts: bash, fish). No other file
+// handler, FIFOs) or a signal-woken shell (helper/shell/signal.ts: fish; bash through helper/shell/bash.ts). No other file
 // names a shell; the interface they all serve is helper/shell/shell.ts.
 import type { Shell, ShellPlace } from './shell.js';
 
@@ -10,10 +10,8 @@ export async function shellFor(name: string, place: ShellPlace): Promise<Shell |
       const { ZshShell } = await import('./zsh.js');
       return new ZshShell(place.base);
     }
-    case 'bash': {
-      const { SignalShell } = await import('./signal.js');
-      return new SignalShell('bash', place, { notices: false, asks: false });
-    }
+    case 'bash':
+      return (await import('./bash.js')).bashShell(place);
     case 'fish': {
       const { SignalShell } = await import('./signal.js');
       return new SignalShell('fish', place, { notices: true, asks: false });

@@ -37,6 +37,8 @@ export interface AskOptions {
 export interface Shell {
   readonly name: ShellName;
   readonly editorCheck: EditorCheck;
+  /** Why the check is `screen` where an exact one was possible (bash without its builtin). */
+  readonly editorCheckReason?: string | undefined;
   /** The shell's mode as its last prompt reported it (informational: the shell decides each run). */
   readonly mode: ApproveMode;
   /** TMUX_RUN_SANDBOX as of the shell's last prompt (informational). */

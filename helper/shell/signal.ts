@@ -18,14 +18,15 @@
 //                P NONCE RUNID DIGEST BYTES LINES PREVIEW
 //                                          ask mode only (shells that can ask): the run's details,
 //                                          as zsh's P line (helper/shell/approval.ts)
-//                N SEQ TEXT                shells that draw notices only (not bash): the latest
-//                                          notice, SEQ counting up from 1
+//                N SEQ TEXT                shells that draw notices only (bash with its builtin,
+//                                          fish): the latest notice, SEQ counting up from 1
 //   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
 //              written by the shell with open/truncate, write, close, so the helper may see it
 //              half-written: an answer counts only when complete (below), else the helper waits
 //              for the next change. One of:
 //                K NONCE[ APPROVAL]\n PROMPT \0 RIGHTPROMPT \0
-//                          idle at the primary prompt with the snapshot written (below); PROMPT is
+//                          idle at the primary prompt with the snapshot written (below); a shell
+//                          whose check is exact (bash with its builtin) leaves PROMPT empty; PROMPT is
 //                          the prompt as the shell renders it (bash: ${PS1@P}, with its \001..\002
 //                          invisible parts and escape sequences left in: the helper strips them),
 //                          RIGHTPROMPT the right prompt (fish; empty in bash). APPROVAL only after
@@ -87,25 +88,37 @@ import type { SandboxShown } from '../sandbox/policy.js';
 import { LineShell } from './line-shell.js';
 import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
-import type { ApproveMode, AskOptions, AskResult, Shell, ShellName, ShellPlace } from './shell.js';
+import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
 export const POLL_MS = 20;
+/**
+ * How often the shell is woken again while a request has no answer. A signal can be lost to the
+ * shell's handler: bash notes a WINCH that arrives while its trap runs, but readline runs traps
+ * only when a read is interrupted, so that one waits for the next key. The handler answers each
+ * nonce once, so waking it again is harmless.
+ */
+export const REWAKE_MS = 150;
 /** How many times the screen is read before the check refuses, and the pause between reads. */
 export const SCREEN_TRIES = 3;
 export const SCREEN_PAUSE_MS = 15;
 
 /** What a signal-woken shell can do beyond the common part. */
 export interface SignalShellTraits {
-  /** It draws notices (N lines); bash cannot redraw its line from a handler, so it does not. */
+  /** It draws notices (N lines); bash only with its builtin. */
   notices: boolean;
   /** It can ask the person in ask mode (else it answers B approval_unavailable itself). */
   asks: boolean;
+  /** Its handler knows the line exactly (bash with its builtin): no screen check after a K. */
+  exact?: boolean;
+  /** Why the check is the screen's when the shell could have had an exact one (listings, doctor). */
+  checkReason?: string;
 }
 
 /** A shell woken by SIGWINCH, talking through files (the protocol above). */
 export class SignalShell extends LineShell implements Shell {
-  readonly editorCheck = 'screen';
+  readonly editorCheck: EditorCheck;
+  readonly editorCheckReason: string | undefined;
   onclose?: () => void;
   private status: string | undefined;
   private request: string[] = [];
@@ -113,6 +126,7 @@ export class SignalShell extends LineShell implements Shell {
   private noticeSeq = 0;
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
+  private rewake: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
   /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
@@ -125,6 +139,8 @@ export class SignalShell extends LineShell implements Shell {
     private readonly traits: SignalShellTraits,
   ) {
     super(place.base);
+    this.editorCheck = traits.exact ? 'exact' : 'screen';
+    this.editorCheckReason = traits.exact ? undefined : traits.checkReason;
   }
 
   get mode(): ApproveMode {
@@ -170,6 +186,8 @@ export class SignalShell extends LineShell implements Shell {
       this.request = [line];
       this.startWatch();
       this.flush(true);
+      clearInterval(this.rewake);
+      this.rewake = setInterval(() => this.wake(), REWAKE_MS);
       this.check();
     } else if (kind === 'P ') {
       this.request.push(line);
@@ -192,7 +210,7 @@ export class SignalShell extends LineShell implements Shell {
         this.flush(false);
       }
     }
-    if (!r.ok) return r;
+    if (!r.ok || this.traits.exact) return r;
     const prompt = this.prompt;
     if (!prompt) return { ok: false, reason: 'screen:the shell did not say what its prompt looks like' };
     const t0 = performance.now();
@@ -239,9 +257,18 @@ export class SignalShell extends LineShell implements Shell {
     const lines = [this.status, ...this.request, this.notice].filter((l): l is string => l !== undefined);
     try {
       if (this.status !== undefined) writeMessages(this.base, lines);
-      if (wake) process.kill(this.place.shellPid, 'SIGWINCH');
     } catch {
       // The shell or its channel is gone: the helper's watch ends the enrollment.
+    }
+    if (wake) this.wake();
+  }
+
+  /** Sends the shell SIGWINCH (nothing when it is gone). */
+  private wake(): void {
+    try {
+      process.kill(this.place.shellPid, 'SIGWINCH');
+    } catch {
+      // gone: the helper's watch ends the enrollment
     }
   }
 
@@ -266,6 +293,7 @@ export class SignalShell extends LineShell implements Shell {
     const key = data.toString('latin1');
     if (key === this.lastAnswer) return;
     this.lastAnswer = key;
+    clearInterval(this.rewake);
     if (answer.prompt) this.prompt = answer.prompt;
     this.deliver(answer.line);
   }
@@ -291,6 +319,8 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   private stopWatch(): void {
+    clearInterval(this.rewake);
+    this.rewake = undefined;
     this.watcher?.close();
     this.watcher = undefined;
     if (this.poll) clearInterval(this.poll);

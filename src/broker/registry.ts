@@ -47,6 +47,8 @@ export interface PaneListing {
   shell: ShellName;
   /** How its empty line is checked: `exact` (its line editor says) or `screen` (read from the pane). */
   editor_check: EditorCheck;
+  /** Why the check is `screen` where an exact one was possible (bash without its builtin); else null. */
+  editor_check_reason: string | null;
   queued: number;
   enrolled_at: string;
   tmux_socket: string;

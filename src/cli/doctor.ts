@@ -10,6 +10,7 @@ import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell } from './output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
 import { SHELLS, type Shell } from './shells.js';
+import { checkBashBuiltin } from './doctor-bash.js';
 import { spawnKind, waiterKind } from '../os/native-spawn.js';
 import type { Command } from './command.js';
 
@@ -263,6 +264,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     checkNode(),
     checkProgram('tmux', tmux, ['-V'], [3, 2], env, 'install tmux 3.2 or newer'),
     ...checkShells(env),
+    checkBashBuiltin(env),
     registry,
     checkHelper(env),
     checkAudit(env),

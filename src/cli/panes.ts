@@ -60,7 +60,11 @@ Options:
         p.enrolled_at.replace(/\.\d+Z$/, 'Z'),
       ]);
     }
-    io.out(formatRows(io, rows).lines.join('\n') + '\n');
+    // Why a pane's line is read from the screen where it could have been known exactly.
+    const notes = list
+      .filter((p) => p.editor_check_reason !== null)
+      .map((p) => `${p.pane_id}: screen check, not exact: ${p.editor_check_reason}\n`);
+    io.out(formatRows(io, rows).lines.join('\n') + '\n' + notes.join(''));
     return 0;
   },
 };

@@ -51,6 +51,8 @@ export const CHANNEL = {
   messageTemp: '.new',
   answer: '.ans',
   modes: '.mode',
+  /** bash only: the line check the shell could load (shell/tmux-run.bash, helper/shell/bash.ts). */
+  check: '.check',
 } as const;
 /** Every suffix of any shell's channel (what a cleanup removes). */
 export const CHANNEL_SUFFIXES: readonly string[] = Object.values(CHANNEL);
@@ -74,6 +76,8 @@ export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [
   CHANNEL.log,
   CHANNEL.traps,
 ];
+/** The suffixes bash's channel uses (shell/tmux-run.bash): the signal-woken ones and its check. */
+export const BASH_CHANNEL_SUFFIXES: readonly string[] = [...SIGNAL_CHANNEL_SUFFIXES, CHANNEL.check];
 
 /** Every file of the channel whose path prefix is `base`. */
 export const channelFiles = (base: string): string[] => CHANNEL_SUFFIXES.map((s) => base + s);

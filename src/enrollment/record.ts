@@ -37,11 +37,21 @@ export interface EnrollmentRecord {
   shell?: ShellName;
   /** How its empty line is checked; missing in older records (exact: zsh's line editor). */
   editor_check?: EditorCheck;
+  /** Why the check is `screen` where an exact one was possible (bash without its builtin). */
+  editor_check_reason?: string;
 }
 
 /** A record's shell and check, with the defaults of records written before they were recorded. */
-export function recordShell(rec: EnrollmentRecord): { shell: ShellName; editor_check: EditorCheck } {
-  return { shell: rec.shell ?? 'zsh', editor_check: rec.editor_check ?? 'exact' };
+export function recordShell(rec: EnrollmentRecord): {
+  shell: ShellName;
+  editor_check: EditorCheck;
+  editor_check_reason: string | null;
+} {
+  return {
+    shell: rec.shell ?? 'zsh',
+    editor_check: rec.editor_check ?? 'exact',
+    editor_check_reason: rec.editor_check_reason ?? null,
+  };
 }
 
 /** Writes the record 0600 under a temporary name, then renames it into place. */
@@ -131,7 +141,8 @@ function isRecord(r: unknown): r is EnrollmentRecord {
     /^[a-f0-9]{64}$/.test(x.secret) &&
     (x.build === undefined || (typeof x.build === 'string' && /^[a-f0-9]{1,64}$/.test(x.build))) &&
     (x.shell === undefined || (SHELL_NAMES as readonly unknown[]).includes(x.shell)) &&
-    (x.editor_check === undefined || (EDITOR_CHECKS as readonly unknown[]).includes(x.editor_check))
+    (x.editor_check === undefined || (EDITOR_CHECKS as readonly unknown[]).includes(x.editor_check)) &&
+    (x.editor_check_reason === undefined || typeof x.editor_check_reason === 'string')
   );
 }
 

@@ -273,7 +273,7 @@ export function renderPanes(panes: PaneListing[], outdated: ReadonlySet<string> 
   return panes
     .map((p) =>
       escapeControls(
-        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}`,
+        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}`,
       ),
     )
     .join('\n');

@@ -1,6 +1,7 @@
-// The empty line in a bash pane, read from the screen: a half-typed line (before or after the
-// cursor) and a continuation line are refused editor_not_empty, nothing runs, and the line is
-// still there to finish; a resize (a real SIGWINCH) disturbs neither a typed line nor a run.
+// The empty line in a bash pane without the builtin (TMUX_RUN_NATIVE=off), read from the screen: a
+// half-typed line (before or after the cursor) and a continuation line are refused
+// editor_not_empty, nothing runs, and the line is still there to finish; a resize (a real
+// SIGWINCH) disturbs neither a typed line nor a run. The listing says screen, and why.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ const marker = (): string => join(fx.server.home, `editor-marker-${++n}`);
 const lastLine = (screen: string): string | undefined => screen.split('\n').at(-1);
 
 beforeAll(async () => {
-  fx = await bashFixture();
+  fx = await bashFixture({ rc: 'TMUX_RUN_NATIVE=off' });
 });
 afterAll(async () => {
   expect(await fx.scope.close()).toEqual([]);
@@ -29,7 +30,12 @@ async function refusedNotEmpty(): Promise<void> {
   expect(existsSync(m)).toBe(false);
 }
 
-describe('the screen check in a bash pane', () => {
+describe('the screen check in a bash pane without the builtin', () => {
+  it('is listed screen, with the reason', () => {
+    expect(fx.listing.editor_check).toBe('screen');
+    expect(fx.listing.editor_check_reason).toMatch(/TMUX_RUN_NATIVE=off/);
+  });
+
   it('refuses a half-typed line, leaves it as typed, and the person finishes it', async () => {
     await fx.pane.type('echo half');
     await fx.pane.waitFor((s) => lastLine(s) === '$ echo half');

@@ -30,11 +30,17 @@ async function expectEnded(helperPid: number): Promise<void> {
 }
 
 describe('enrolling a bash pane', () => {
-  it('lists it with shell bash and editor_check screen; files private; source twice is harmless', async () => {
+  it('lists it with shell bash and editor_check exact (the builtin); files private; source twice is harmless', async () => {
     const pane = await bashPane(server);
     const shellPid = await pane.shellPid();
     const listing = await enrollBash(pane);
-    expect(listing).toMatchObject({ pane_id: pane.id, shell: 'bash', editor_check: 'screen', state: 'idle' });
+    expect(listing).toMatchObject({
+      pane_id: pane.id,
+      shell: 'bash',
+      editor_check: 'exact',
+      editor_check_reason: null,
+      state: 'idle',
+    });
     expect(listing.mode).toBe('auto');
     expect(helperChildren(shellPid)).toEqual([listing.helper_pid]);
     for (const name of filesIn(server.registryDir)) {

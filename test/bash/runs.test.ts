@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bashFixture, ok, refusal, type BashFixture } from './support.js';
+import { bashFixture, enrolledBash, ok, refusal, type BashFixture } from './support.js';
 
 let fx: BashFixture;
 beforeAll(async () => {
@@ -88,15 +88,16 @@ describe('a run in a bash pane', () => {
     await fx.pane.waitForPrompt(10_000);
   });
 
-  it('refuses every run in ask mode with approval_unavailable, nothing run', async () => {
+  it('without the builtin, refuses every run in ask mode with approval_unavailable, nothing run', async () => {
     const marker = join(fx.server.home, 'asked');
-    await fx.pane.run('TMUX_RUN_APPROVE=ask');
-    const e = refusal(await fx.run(`touch ${marker}`));
+    const { pane, listing } = await enrolledBash(fx.server, { rc: 'TMUX_RUN_NATIVE=off' });
+    await pane.run('TMUX_RUN_APPROVE=ask');
+    const e = refusal(await fx.run(`touch ${marker}`, listing));
     expect(e.code).toBe('approval_unavailable');
     expect(e.delivery).toBe('observed');
     expect(e.effects.state).toBe('none');
     expect(existsSync(marker)).toBe(false);
-    await fx.pane.run('unset TMUX_RUN_APPROVE');
-    ok(await fx.run('true'));
+    await pane.run('unset TMUX_RUN_APPROVE');
+    ok(await fx.run('true', listing));
   });
 });

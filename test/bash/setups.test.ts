@@ -1,15 +1,20 @@
 // The set-ups people run in bash keep working while the pane is enrolled, and the handler's
-// commands are never taken for theirs: a bash-preexec-like DEBUG trap and PROMPT_COMMAND hook,
+// commands are never taken for theirs: bash-preexec itself (test/bash/fixtures, MIT, its licence
+// beside it), a bash-preexec-like DEBUG trap and PROMPT_COMMAND hook,
 // `set -o vi`, a WINCH trap of the person's, PROMPT_COMMAND as an array, `set -u -o pipefail`.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callRun, type McpHandle } from '../support/mcp.js';
 import { openScope, type Scope } from '../support/scope.js';
 import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 import { checkRunResult } from '../mcp/support.js';
-import { enrolledBash, ok, refusal, type BashPaneOptions } from './support.js';
+import { BASH_SNIPPET, bashPane, enrolledBash, ok, refusal, type BashPaneOptions } from './support.js';
+import { waitListed } from '../support/enrollment.js';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
 let scope: Scope;
 let server: TmuxServer;
@@ -57,6 +62,29 @@ describe('set-ups people run in bash', () => {
     await pane.run('echo typed-two');
     expect(lines(log)).toEqual(['preexec echo typed-one', 'preexec echo typed-two']);
   });
+
+  for (const order of ['before', 'after'] as const) {
+    it(`bash-preexec 0.5.0 (the real file) sourced ${order} tmux-run: every typed command reaches preexec_functions, the first included, never a run`, async () => {
+      const log = join(server.home, `bp-${order}.log`);
+      const bp = [
+        `source ${join(FIXTURES, 'bash-preexec-0.5.0.sh')}`,
+        `__bp_log() { printf 'preexec %s\\n' "$1" >> ${log}; }`,
+        'preexec_functions+=(__bp_log)',
+      ];
+      const tr = `source ${BASH_SNIPPET}`;
+      const pane = await bashPane(server, { rc: (order === 'before' ? [...bp, tr] : [tr, ...bp]).join('\n') });
+      const listing = await waitListed(pane, await pane.shellPid());
+      expect(listing.editor_check).toBe('exact');
+      const run = async (script: string) => checkRunResult((await callRun(mcp.client, listing, script)).result);
+      // Runs at the new pane's first prompt, before anything is typed, then between commands.
+      for (let i = 0; i < 2; i++) ok(await run('echo from-a-run'));
+      await pane.run('echo typed-first');
+      for (let i = 0; i < 3; i++) ok(await run('echo from-a-run'));
+      await pane.run('echo typed-second');
+      await pane.run('echo typed-third');
+      expect(lines(log)).toEqual(['preexec echo typed-first', 'preexec echo typed-second', 'preexec echo typed-third']);
+    });
+  }
 
   it('set -o vi: runs start at an empty line, a typed one is refused in both modes', async () => {
     const { pane, run } = await enrolled({ rc: 'set -o vi' });

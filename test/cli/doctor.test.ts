@@ -35,6 +35,7 @@ describe('tmux-run doctor', () => {
       'ok zsh',
       'ok bash',
       'ok fish',
+      'ok bash-builtin',
       'ok registry',
       'ok helper',
       'ok audit',
@@ -50,6 +51,7 @@ describe('tmux-run doctor', () => {
       'zsh',
       'bash',
       'fish',
+      'bash-builtin',
       'registry',
       'helper',
       'audit',
@@ -57,6 +59,15 @@ describe('tmux-run doctor', () => {
       'sandbox',
     ]);
     for (const c of checks) expect(c).toEqual({ check: c.check, ok: true, detail: expect.any(String), fix: null });
+  });
+
+  it('says whether bash panes get the exact check (the builtin) or the screen check, and why', async () => {
+    const line = async (env: Record<string, string>) =>
+      (JSON.parse((await runCli(['doctor', '--json'], env)).stdout) as Check[]).find((c) => c.check === 'bash-builtin');
+    expect(await line(box.env)).toMatchObject({ ok: true, detail: expect.stringMatching(/know their line exactly/) });
+    const off = await runCli(['doctor'], { ...box.env, TMUX_RUN_NATIVE: 'off' });
+    expect(off.code).toBe(0);
+    expect(off.stdout).toMatch(/^warn\s+bash-builtin\s+bash panes use the screen check .*TMUX_RUN_NATIVE=off/m);
   });
 
   it('warns without failing when bwrap is missing, and fails when bwrap cannot make a sandbox', async () => {

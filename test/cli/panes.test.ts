@@ -36,6 +36,7 @@ const FIELDS = [
   'sandbox',
   'shell',
   'editor_check',
+  'editor_check_reason',
   'queued',
   'enrolled_at',
   'tmux_socket',

@@ -168,6 +168,7 @@ describe('revoke: choosing the enrollment', () => {
     sandbox: 'off',
     shell: 'zsh',
     editor_check: 'exact',
+    editor_check_reason: null,
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
     tmux_socket: socket,

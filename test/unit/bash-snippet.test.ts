@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, SIGNAL_CHANNEL_SUFFIXES } from '../../src/enrollment/layout.js';
+import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, BASH_CHANNEL_SUFFIXES } from '../../src/enrollment/layout.js';
 
 const text = readFileSync(fileURLToPath(new URL('../../shell/tmux-run.bash', import.meta.url)), 'utf8');
 const code = text
@@ -14,15 +14,15 @@ const code = text
 const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
 describe('shell/tmux-run.bash agrees with src/enrollment/layout.ts', () => {
-  it('uses exactly the signal-woken channel suffixes, and removes all of them at teardown', () => {
+  it('uses exactly the signal-woken channel suffixes and its check file, and removes all of them at teardown', () => {
     const single = [...code.matchAll(/\$(?:base|_tmux_run_base|\{_tmux_run_base\})\.([a-z]+)\b/g)].map(
       (m) => `.${m[1]}`,
     );
     const braces = [...code.matchAll(/"\$_tmux_run_base"\.\{([a-z,]+)\}/g)].flatMap((m) =>
       m[1]!.split(',').map((s) => `.${s}`),
     );
-    expect(sorted([...single, ...braces])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
-    expect(sorted([...braces, '.log'])).toEqual(sorted(SIGNAL_CHANNEL_SUFFIXES));
+    expect(sorted([...single, ...braces])).toEqual(sorted(BASH_CHANNEL_SUFFIXES));
+    expect(sorted([...braces, '.log'])).toEqual(sorted(BASH_CHANNEL_SUFFIXES));
     expect(code).toContain('[[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")');
     expect(code).toContain(`base=$dir/${CHANNEL_PREFIX}`);
   });

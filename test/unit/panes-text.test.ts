@@ -19,6 +19,7 @@ const base: PaneListing = {
   sandbox: 'off',
   shell: 'zsh',
   editor_check: 'exact',
+  editor_check_reason: null,
   queued: 0,
   enrolled_at: '2026-12-01T09:00:00.000Z',
   tmux_socket: '/tmp/tmux-1000/default',

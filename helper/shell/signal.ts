@@ -208,16 +208,16 @@ export class SignalShell extends LineShell implements Shell {
    * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line.
    */
   private async screenCheck(prompt: RenderedPrompt): Promise<ScreenVerdict> {
-    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read' };
+    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
     for (let i = 0; i < SCREEN_TRIES; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
       let screen: Screen | undefined;
       try {
         screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
       } catch (e) {
-        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})` };
+        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' };
       }
-      verdict = screen ? checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly' };
+      verdict = screen ? await checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
       if (verdict.ok) {
         this.screenTries = i + 1;
         return verdict;

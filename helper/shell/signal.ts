@@ -20,6 +20,10 @@
 //                                          as zsh's P line (helper/shell/approval.ts)
 //                N SEQ TEXT                shells that draw notices only (not bash): the latest
 //                                          notice, SEQ counting up from 1
+//                S TEXT                    every shell: the screen check cannot serve this
+//                                          prompt (helper/shell/prompt-probe.ts); said once in
+//                                          the pane (at the next prompt, or at once where the
+//                                          shell can redraw), kept in the file after that
 //   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
 //              written by the shell with open/truncate, write, close, so the helper may see it
 //              half-written: an answer counts only when complete (below), else the helper waits
@@ -85,6 +89,7 @@ import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { LineShell } from './line-shell.js';
+import { startProbe } from './prompt-probe.js';
 import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
 import type { ApproveMode, AskOptions, AskResult, Shell, ShellName, ShellPlace } from './shell.js';
@@ -115,6 +120,13 @@ export class SignalShell extends LineShell implements Shell {
   private poll: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
+  private said: string | undefined;
+  private asks = 0;
+  private probing: Promise<unknown> | undefined;
+  private probe: { stop(): void } | undefined;
+  private lastVerdict: ScreenVerdict | undefined;
+  /** Why the screen check cannot serve this shell's prompt, once the probe found it cannot. */
+  promptRefused: string | undefined;
   /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
   lastScreenMs = 0;
   screenTries = 0;
@@ -141,6 +153,29 @@ export class SignalShell extends LineShell implements Shell {
   ready(generation: string, enrollment: string): void {
     this.status = `R ${generation} ${enrollment}`;
     this.flush(true);
+    this.probe ??= startProbe(this);
+  }
+
+  /** The probe's ask (helper/shell/prompt-probe.ts): only when no run's ask is out; runs wait for it. */
+  probeAsk(timeoutMs: number): Promise<{ result: AskResult; verdict?: ScreenVerdict } | undefined> {
+    if (this.asks > 0 || this.probing || this.closed) return Promise.resolve(undefined);
+    const look = (async () => {
+      this.lastVerdict = undefined;
+      const result = await this.askChecked(timeoutMs, {});
+      return { result, ...(this.lastVerdict ? { verdict: this.lastVerdict } : {}) };
+    })();
+    this.probing = look.finally(() => (this.probing = undefined));
+    return look;
+  }
+
+  promptUnservable(text: string, reason: string): void {
+    this.promptRefused = reason;
+    this.said = `S ${text}`;
+    this.flush(true);
+  }
+
+  isClosed(): boolean {
+    return this.closed;
   }
 
   fail(reason: string): Promise<void> {
@@ -182,6 +217,18 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   override async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
+    // A probe's look is short (PROBE_ASK_MS and one screen check): a run's ask waits for it.
+    while (this.probing) await this.probing;
+    this.asks++;
+    try {
+      return await this.askChecked(timeoutMs, opts);
+    } finally {
+      this.asks--;
+    }
+  }
+
+  /** The shell's answer, then on K the screen check. */
+  private async askChecked(timeoutMs: number, opts: AskOptions): Promise<AskResult> {
     let r: AskResult;
     try {
       r = await super.ask(timeoutMs, opts);
@@ -198,6 +245,7 @@ export class SignalShell extends LineShell implements Shell {
     const t0 = performance.now();
     const verdict = await this.screenCheck(prompt);
     this.lastScreenMs = performance.now() - t0;
+    this.lastVerdict = verdict;
     return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
   }
 
@@ -217,7 +265,9 @@ export class SignalShell extends LineShell implements Shell {
       } catch (e) {
         return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' };
       }
-      verdict = screen ? await checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
+      verdict = screen
+        ? await checkScreen(screen, prompt)
+        : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
       if (verdict.ok) {
         this.screenTries = i + 1;
         return verdict;
@@ -230,13 +280,14 @@ export class SignalShell extends LineShell implements Shell {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.probe?.stop();
     this.stopWatch();
     this.endWaits();
   }
 
   /** Rewrites BASE.msg from what is to be said; `wake` sends the shell SIGWINCH after. */
   private flush(wake: boolean): void {
-    const lines = [this.status, ...this.request, this.notice].filter((l): l is string => l !== undefined);
+    const lines = [this.status, ...this.request, this.notice, this.said].filter((l): l is string => l !== undefined);
     try {
       if (this.status !== undefined) writeMessages(this.base, lines);
       if (wake) process.kill(this.place.shellPid, 'SIGWINCH');

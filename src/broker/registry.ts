@@ -43,6 +43,8 @@ export interface PaneListing {
   shell: ShellName;
   /** How its empty line is checked: `exact` (its line editor says) or `screen` (read from the pane). */
   editor_check: EditorCheck;
+  /** Why the screen check cannot serve the pane's prompt (its runs are refused editor_not_empty), once the helper found it. */
+  prompt_refused?: string;
   queued: number;
   enrolled_at: string;
   tmux_socket: string;
@@ -213,6 +215,7 @@ export async function listEnrolled(
       mode: pong.mode,
       sandbox: pong.sandbox ?? 'unknown',
       ...recordShell(rec),
+      ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
       queued: pong.queued,
       enrolled_at: rec.enrolled_at,
       tmux_socket: rec.tmux_socket,

@@ -60,7 +60,14 @@ Options:
         p.enrolled_at.replace(/\.\d+Z$/, 'Z'),
       ]);
     }
-    io.out(formatRows(io, rows).lines.join('\n') + '\n');
+    // The prompts the screen check cannot serve, said under the table (helper/shell/prompt-probe.ts).
+    const notes = list
+      .filter((p) => p.prompt_refused)
+      .map(
+        (p) =>
+          `${p.pane_id}: runs are refused editor_not_empty: the screen check cannot serve its prompt (${p.prompt_refused})`,
+      );
+    io.out([...formatRows(io, rows).lines, ...notes].join('\n') + '\n');
     return 0;
   },
 };

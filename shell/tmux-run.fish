@@ -155,6 +155,7 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     set -g _tmux_run_since (_tmux_run_uptime)
     set -g _tmux_run_idle 1
     set -g _tmux_run_status 0
+    set -g _tmux_run_pipestatus 0
     set -e _tmux_run_generation _tmux_run_enrollment _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     return 0
 end
@@ -234,25 +235,28 @@ function _tmux_run_say --description 'tmux-run: show a line above the prompt'
         return 0
     end
     # fish's repaint goes back up from the cursor to its prompt's first row (the rows between them:
-    # _tmux_run_rows_up); so the rows from there down are cleared, the notice takes the first,
-    # and the cursor is left as far below the notice as fish will go up.
+    # _tmux_run_rows_up); so the rows from there down are cleared, the notice takes the first, the
+    # prompt as last rendered is drawn below it at once (fish's repaint may come only after the
+    # helper has looked at the screen), and the cursor is left as far below its first row as fish
+    # will go up to draw it again, with the line being typed.
     set -l rows (_tmux_run_rows_up)
-    set -l up $rows
+    set -l up $rows[1]
     test -n "$argv[2]"; and test "$argv[2]" = "$_tmux_run_noticed"; and set up (math $up + 1)
     set -l move ''
     test $up -gt 0; and set move (printf '\e[%dA' $up)
     # A run's notice keeps to one row (the next one about the run takes that row); others may wrap.
     set -l text $argv[1]
     test -n "$argv[2]"; and set text (string sub -l (math "max(1, $COLUMNS - 1)") -- $text)
-    printf '%s\r\e[J%s' $move $text >&2
-    string repeat -N -n (math $rows + 1) \n >&2
+    printf '%s\r\e[J%s\n%s' $move $text "$_tmux_run_left" >&2
+    test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
     set -g _tmux_run_noticed $argv[2]
     commandline -f repaint
 end
 
 # _tmux_run_rows_up: prints how many rows fish's repaint goes up from the cursor to its prompt's
 # first row (its reset_line: the left prompt's newlines, then the rows its last line and the line
-# before the cursor fill), from the prompt the last answer rendered and the line as fish last told.
+# before the cursor fill), from the prompt the last answer rendered and the line as fish last told;
+# then how many of those the prompt alone fills.
 function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start to the cursor'
     set -q _tmux_run_left[1]; or _tmux_run_prompt
     set -l lines (string split \n -- "$_tmux_run_left")
@@ -265,6 +269,7 @@ function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start t
         set rows (math "$rows + floor($w / $cols)")
     end
     echo $rows
+    math (count $lines) - 1 + floor (string length --visible -- "$lines[-1]") / $cols
 end
 
 function _tmux_run_notify_on --description 'tmux-run: are notices on (TMUX_RUN_NOTIFY not off)'
@@ -282,6 +287,9 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     while read -l line
         set -a lines $line
     end <$_tmux_run_base.msg
+    # Notices first: a request answered in the same call then finds the screen drawn.
+    set -l request (string match 'Q *' -- $lines)
+    set -l lines (string match -v 'Q *' -- $lines) $request
     for line in $lines
         switch $line
             case 'R *' 'E *'
@@ -394,6 +402,18 @@ function _tmux_run_answer --argument-names nonce --description 'tmux-run: answer
     _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $nonce $_tmux_run_left $_tmux_run_right
 end
 
+# _tmux_run_as_drawn FUNCTION: runs a prompt function with $status and $pipestatus as fish's reader
+# gave them when it drew the prompt (the last command line's: prompts show both).
+function _tmux_run_as_drawn --argument-names fn --description 'tmux-run: a prompt function as fish runs it'
+    set -l codes $_tmux_run_pipestatus
+    if set -q codes[2]; and string match -qr '^[0-9]+( [0-9]+)+$' -- "$codes"
+        eval (string join ' | ' -- '_tmux_run_return '$codes)'; '$fn
+    else
+        _tmux_run_return $_tmux_run_status
+        $fn
+    end
+end
+
 function _tmux_run_return --argument-names code --description 'tmux-run: sets $status to CODE'
     return $code
 end
@@ -404,10 +424,10 @@ end
 # show it); escape sequences are left in (the helper strips them).
 function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -l mode
-    functions -q fish_mode_prompt; and set mode (_tmux_run_return $_tmux_run_status; fish_mode_prompt)
-    set -l left (_tmux_run_return $_tmux_run_status; fish_prompt)
+    functions -q fish_mode_prompt; and set mode (_tmux_run_as_drawn fish_mode_prompt)
+    set -l left (_tmux_run_as_drawn fish_prompt)
     set -l right
-    functions -q fish_right_prompt; and set right (_tmux_run_return $_tmux_run_status; fish_right_prompt)
+    functions -q fish_right_prompt; and set right (_tmux_run_as_drawn fish_right_prompt)
     set mode (string join '' -- $mode)
     set left (string join \n -- $left | string collect)
     set right (string join '' -- $right)
@@ -454,9 +474,10 @@ end
 # _tmux_run_on_prompt: the fish_prompt event (before the prompt is drawn): the shell is idle
 # again; $status kept for the prompt the answer reports; a helper that is gone is said here.
 function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at each prompt'
-    set -l last $status
+    set -l last $status $pipestatus
     set -q _tmux_run_helper_pid[1]; or return 0
-    set -g _tmux_run_status $last
+    set -g _tmux_run_status $last[1]
+    set -g _tmux_run_pipestatus $last[2..-1]
     set -g _tmux_run_idle 1
     set -g _tmux_run_in_prompt 1
     set -e _tmux_run_noticed
@@ -567,7 +588,7 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     end
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
-    set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_told _tmux_run_tell_later
+    set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
     return 0
 end
 

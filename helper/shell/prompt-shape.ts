@@ -63,7 +63,8 @@ function render(t: XTerm, before: string, bytes: string, top: number): Promise<R
   return new Promise((resolve) => {
     t.write(before + bytes, () => {
       const b = t.buffer.active;
-      const text = (i: number): string => (b.getLine(i)?.translateToString(true) ?? '').trimEnd();
+      // Trailing spaces left out, as tmux's capture does (spaces only: a no-break space is a character).
+      const text = (i: number): string => (b.getLine(i)?.translateToString(true) ?? '').replace(/ +$/, '');
       const rows: string[] = [];
       for (let i = top; i <= b.cursorY; i++) rows.push(text(i));
       const above = Array.from({ length: top }, (_, i) => text(i));

@@ -54,12 +54,14 @@ function withPrefix(prompt: string, prefix: string): string {
 
 const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blank = (s: string): boolean => /^ *$/.test(s);
+/** Trailing blanks as tmux leaves them out: spaces only (a no-break space is a character). */
+const trimSpaces = (s: string): string => s.replace(/ +$/, '');
 
 /** Whether rows `start`.. of the screen show the prompt's rows, its last one up to the cursor. */
 function showsAt(screen: Screen, shape: PromptShape, start: number): boolean {
   const last = shape.rows.length - 1;
-  for (let i = 0; i < last; i++) if ((screen.lines[start + i] ?? '').trimEnd() !== shape.rows[i]) return false;
-  return (screen.lines[start + last] ?? '').startsWith(shape.lead.trimEnd());
+  for (let i = 0; i < last; i++) if (trimSpaces(screen.lines[start + i] ?? '') !== shape.rows[i]) return false;
+  return (screen.lines[start + last] ?? '').startsWith(trimSpaces(shape.lead));
 }
 
 /** Whether the prompt stands anywhere on the screen (then a refusal is the moment's, not the prompt's). */
@@ -88,8 +90,8 @@ export function checkShape(screen: Screen, shape: PromptShape, right?: PromptSha
   if (screen.cursorX !== shape.x) {
     return line(`the cursor is at column ${screen.cursorX}, not right after the prompt (${shape.x})`);
   }
-  const rest = (screen.lines[screen.cursorY] ?? '').slice(shape.lead.trimEnd().length);
-  const r = right?.rows[0]?.trim() ?? '';
+  const rest = (screen.lines[screen.cursorY] ?? '').slice(trimSpaces(shape.lead).length);
+  const r = (right?.rows[0] ?? '').replace(/^ +| +$/g, '');
   if (!blank(rest) && !(r !== '' && new RegExp(`^ *${escapeRe(r)} *$`).test(rest))) {
     return line('there is text on the prompt line after the cursor');
   }

@@ -8,8 +8,8 @@
 // allowed at the line's end) and nothing below. Any doubt refuses: the check may refuse an empty
 // line, never pass a typed one. A refusal says whether the prompt is its cause (said once when the
 // pane enrolls, helper/shell/prompt-probe.ts) or only the moment.
-import { tmuxQuery } from '../../src/os/tmux.js';
 import { measurePrompt, type PromptShape } from './prompt-shape.js';
+import { screenQuery as askTmux } from './screen-read.js';
 
 /** What tmux showed of the pane. */
 export interface Screen {
@@ -139,7 +139,7 @@ export function parseScreen(out: string): Screen | undefined {
 }
 
 /** The one call's arguments: display-message for the cursor and modes, then capture-pane -p. */
-export const screenQuery = (paneId: string): string[] => [
+export const screenArgs = (paneId: string): string[] => [
   'display-message',
   '-p',
   '-t',
@@ -154,5 +154,5 @@ export const screenQuery = (paneId: string): string[] => [
 
 /** Asks tmux, read-only and in one call, for the pane's cursor, modes and lines. */
 export async function readScreen(socket: string, paneId: string): Promise<Screen | undefined> {
-  return parseScreen(await tmuxQuery(socket, screenQuery(paneId)));
+  return parseScreen(await askTmux(socket, screenArgs(paneId)));
 }

@@ -98,7 +98,7 @@ source /usr/share/powerline/bindings/fish/powerline-setup.fish; powerline-setup\
   },
   {
     name: "fzf's key bindings, zoxide and direnv",
-    config: `source /usr/share/doc/fzf/examples/key-bindings.fish; fzf_key_bindings
+    config: `source /usr/share/fish/vendor_functions.d/fzf_key_bindings.fish; fzf_key_bindings
 zoxide init fish | source
 direnv hook fish | source
 ${DEFAULT}`,

@@ -166,6 +166,14 @@ describe('checkScreen with the prompts people run', () => {
   });
 });
 
+describe('checkScreen, more real prompts', () => {
+  it("keeps a no-break space at a prompt's end (powerline's segments end in one)", async () => {
+    const p = { prompt: '\x1b[0;38;5;231;48;5;31;1m\u00a0root\u00a0\x1b[0;38;5;31;49;22m\ue0b0\u00a0\x1b[0m' };
+    expect(await checkScreen(screen(['\u00a0root\u00a0\ue0b0\u00a0'], 8, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['\u00a0root\u00a0\ue0b0\u00a0x'], 9, 0), p)).toEqual(refused(/column 9/));
+  });
+});
+
 describe('parseScreen', () => {
   it("reads the one call's format line and the pane's lines", () => {
     expect(parseScreen('2 1 0 0 80\n$ ls\n$\n')).toEqual({

@@ -20,10 +20,8 @@
 //                                          as zsh's P line (helper/shell/approval.ts)
 //                N SEQ TEXT                shells that draw notices only (not bash): the latest
 //                                          notice, SEQ counting up from 1
-//                S TEXT                    every shell: the screen check cannot serve this
-//                                          prompt (helper/shell/prompt-probe.ts); said once in
-//                                          the pane (at the next prompt, or at once where the
-//                                          shell can redraw), kept in the file after that
+//                S TEXT                    every shell: the screen check cannot serve this prompt
+//                                          (helper/shell/prompt-probe.ts); said once in the pane
 //   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
 //              written by the shell with open/truncate, write, close, so the helper may see it
 //              half-written: an answer counts only when complete (below), else the helper waits

@@ -2,10 +2,11 @@
 // and vi mode under tmux's TERMs (tmux-256color, screen: SI after every `set_color normal`),
 // symbols and private-use glyphs, a pure-like two-line prompt, a tide-like right prompt with a
 // date, Debian's powerline binding, and fzf's, zoxide's and direnv's hooks. For each: the pane
-// enrolls with nothing said against its prompt, 30 runs in a row at the idle empty prompt all run,
-// a typed line is refused and kept, a continuation line is refused, a line half-typed while
-// notices are drawn is intact after them (the whole prompt redrawn, no copy of a two-line prompt's
-// upper line left, at most one row per run in the scrollback), and no script reaches the history.
+// enrolls with nothing said against its prompt, 30 runs in a row at the idle empty prompt all
+// run, a typed line is refused and kept, copy mode and a continuation line are refused, a line
+// half-typed while notices are drawn is intact after them (the whole prompt redrawn, no copy of a
+// two-line prompt's upper line left, at most one row per run in the scrollback), and no script
+// reaches the history.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
@@ -195,6 +196,11 @@ async function exercise(s: SetUp): Promise<void> {
   await pane.type(' typed', { enter: true });
   await pane.waitFor((t) => t.includes('\nhalf typed\n'));
   await idle(pane, s);
+
+  // Copy mode: what is shown is not the shell's line.
+  await tmuxOf(pane, ['copy-mode']);
+  await refused();
+  await tmuxOf(pane, ['send-keys', '-X', 'cancel']);
 
   await pane.type('begin', { enter: true });
   await pane.type('echo inside');

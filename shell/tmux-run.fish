@@ -262,7 +262,10 @@ function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start t
     set -l lines (string split \n -- "$_tmux_run_left")
     set -l cols $COLUMNS
     test "$cols" -gt 0 2>/dev/null; or set cols 80
-    set -l before (string sub -l (commandline -C) -- (commandline -b | string collect))
+    # fish 3 tells a handler the line one batch of keys late: just after Enter, the line it ran.
+    set -l buffer (commandline -b | string collect)
+    test "$buffer" = "$history[1]"; and set buffer ''
+    set -l before (string sub -l (commandline -C) -- $buffer)
     set -l parts (string split \n -- "$lines[-1]$before")
     set -l rows (math (count $lines) + (count $parts) - 2)
     for w in (string length --visible -- $parts)

@@ -17,7 +17,7 @@ import { ok } from '../mcp/support.js';
 import type { Pane } from '../support/pane.js';
 import { waitUntil } from '../support/waiting.js';
 import { waitListed } from '../support/enrollment.js';
-import { enrollFish, fishFixture, fishPane, FISH_SOURCE, type FishFixture } from './support.js';
+import { fishFixture, fishPane, FISH_SOURCE, type FishFixture } from './support.js';
 
 const user = userInfo().username;
 const host = hostname().split('.')[0]!;
@@ -257,7 +257,8 @@ describe('a prompt the screen check cannot serve', () => {
     // Its upper row shows the time to the nanosecond: no two draws are the same.
     const config = `function fish_prompt; date +%s%N; printf '$ '; end\n`;
     const pane = await fishPane(fx.server, { config, cwd: '/tmp' });
-    await enrollFish(pane);
+    await pane.type(FISH_SOURCE, { enter: true });
+    await waitListed(pane, await pane.shellPid());
     await waitUntil(
       async () => (await listEnrolled(fx.server.registryDir)).find((p) => p.pane_id === pane.id)?.prompt_refused,
       20_000,

@@ -439,18 +439,14 @@ function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
 end
 
 # _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
-# joined with ':' for a name that ends in PATH and with spaces otherwise, as fish exports it) to a
-# new 0600 snapshot file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
+# joined as fish exports it: with ':' for a path variable, a name that ends in PATH or one set with
+# --path, with spaces otherwise; a quoted "$$name" joins it so, in one step) to a new 0600 file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
 # sandbox reads, exported or not, as :NAME=VALUE (a list joined with colons). Returns 1 when the
 # file cannot be made.
 function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
     set -l _tmux_run_kv
     for _tmux_run_n in (set --names -x)
-        if string match -q '*PATH' -- $_tmux_run_n
-            set -a _tmux_run_kv "$_tmux_run_n="(string join : -- $$_tmux_run_n)
-        else
-            set -a _tmux_run_kv "$_tmux_run_n="(string join ' ' -- $$_tmux_run_n)
-        end
+        set -a _tmux_run_kv "$_tmux_run_n=$$_tmux_run_n"
     end
     if test -n "$TMUX_RUN_SANDBOX"; and test "$TMUX_RUN_SANDBOX" != off
         for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME XDG_CONFIG_HOME \

@@ -110,6 +110,7 @@ export interface SignalShellTraits {
 export class SignalShell extends LineShell implements Shell {
   readonly editorCheck = 'screen';
   onclose?: () => void;
+  onPromptRefused?: (reason: string) => void;
   private status: string | undefined;
   private request: string[] = [];
   private notice: string | undefined;
@@ -154,7 +155,7 @@ export class SignalShell extends LineShell implements Shell {
     this.probe ??= startProbe(this);
   }
 
-  /** The probe's ask (helper/shell/prompt-probe.ts): only when no run's ask is out; runs wait for it. */
+  /** The probe's ask (helper/shell/prompt-probe.ts): only when no run's ask is out; a run's ask waits for it (short). */
   probeAsk(timeoutMs: number): Promise<{ result: AskResult; verdict?: ScreenVerdict } | undefined> {
     if (this.asks > 0 || this.probing || this.closed) return Promise.resolve(undefined);
     const look = (async () => {
@@ -170,6 +171,7 @@ export class SignalShell extends LineShell implements Shell {
     this.promptRefused = reason;
     this.said = `S ${text}`;
     this.flush(true);
+    this.onPromptRefused?.(reason);
   }
 
   isClosed(): boolean {
@@ -215,7 +217,6 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   override async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
-    // A probe's look is short (PROBE_ASK_MS and one screen check): a run's ask waits for it.
     while (this.probing) await this.probing;
     this.asks++;
     try {

@@ -216,6 +216,7 @@ export function pongFromStatus(
     generation: rec.generation,
     mode: modes?.mode ?? 'unknown',
     sandbox: modes?.sandbox ?? 'unknown',
+    ...(s.prompt_refused ? { prompt_refused: s.prompt_refused } : {}),
   };
 }
 

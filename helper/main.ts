@@ -65,6 +65,7 @@ async function main(): Promise<void> {
   });
   const end = ender({ base: args.base, dir, enrollment, sock, journal, shell, service, status, server: () => server });
   shell.onclose = () => end('the shell closed its channel', 0);
+  shell.onPromptRefused = (reason) => status.refusePrompt(reason);
 
   made.push(sock);
   server = await listen(service, sock, fail);

@@ -7,7 +7,8 @@ import type { Shell } from './shell/shell.js';
 /** The pong for this helper: its pid, its shell's state and cwd, the queue, the shell's modes. */
 export function pongOf(
   record: EnrollmentRecord,
-  shell: Pick<Shell, 'mode'> & Partial<Pick<Shell, 'sandbox'>>,
+  // promptRefused: the screen check's shells (helper/shell/prompt-probe.ts), once found.
+  shell: Pick<Shell, 'mode'> & Partial<Pick<Shell, 'sandbox'>> & { readonly promptRefused?: string },
   state: Extract<Reply, { type: 'pong' }>['state'],
   queued: number,
 ): Reply {
@@ -27,5 +28,6 @@ export function pongOf(
     generation: record.generation,
     mode: shell.mode,
     sandbox: shell.sandbox ?? 'unknown',
+    ...(shell.promptRefused ? { prompt_refused: shell.promptRefused } : {}),
   };
 }

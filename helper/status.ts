@@ -12,6 +12,7 @@ export class StatusPublisher {
   private scheduled = false;
   private closed = false;
   private readonly start: string;
+  private promptRefused: string | undefined;
 
   constructor(
     private readonly dir: string,
@@ -32,6 +33,12 @@ export class StatusPublisher {
     });
   }
 
+  /** The screen check found it cannot serve the shell's prompt: listings say why. */
+  refusePrompt(reason: string): void {
+    this.promptRefused = reason;
+    this.set(this.next);
+  }
+
   /** No more writes: the enrollment is ending and its files go (the status with them). */
   close(): void {
     this.closed = true;
@@ -47,6 +54,7 @@ export class StatusPublisher {
       helper_start: this.start,
       run: this.next.run,
       queued: this.next.queued,
+      ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
     };
     const text = JSON.stringify(status);
     if (text === this.last) return;

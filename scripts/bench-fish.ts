@@ -8,8 +8,19 @@
 // - first-prompt time: from the config's first line to the fish_prompt event of the first
 //   prompt, in N fresh panes whose config sources the snippet and in N without it.
 // - a run's round trip (`true` through tmux-run-mcp), N runs, in an enrolled fish pane: the wake
-//   by SIGWINCH, the handler's answer with the rendered prompt, the screen check, the run.
+//   by SIGWINCH, the handler's answer with the rendered prompt, the screen check, the run; and
+//   side by side with a zsh pane of the same server (5N each, alternating), with the stages of
+//   the traced runs (src/protocol/trace.ts): asked->answered is the signal's round trip and the
+//   handler, answered->snapshot the snapshot and the screen check;
+// - the screen check's parts: the one read-only tmux call through the native spawn and through
+//   Node's execFile, the prompt measured by the emulator (a new shape, a cached one), and the
+//   helper's memory before its first check (emulator not loaded) and after.
 import { readFileSync } from 'node:fs';
+import { measurePrompt } from '../helper/shell/prompt-shape.js';
+import { screenArgs } from '../helper/shell/screen.js';
+import { screenQuery, screenQueryKind } from '../helper/shell/screen-read.js';
+import { tmuxQuery } from '../src/os/tmux.js';
+import { enroll, waitListed } from '../test/support/enrollment.js';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { listEnrolled } from '../src/broker/registry.js';
@@ -19,8 +30,8 @@ import type { TmuxServer } from '../test/support/server.js';
 import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../test/support/run-root.js';
 import { openScope, type Scope } from '../test/support/scope.js';
 import { waitUntil } from '../test/support/waiting.js';
-import { enrollFish, fishPane, FISH_SNIPPET } from '../test/fish/support.js';
-import { median } from './bench-enroll.js';
+import { fishPane, FISH_SNIPPET } from '../test/fish/support.js';
+import { median, memoryOf, type Memory } from './bench-enroll.js';
 
 export interface FishCost {
   n: number;
@@ -30,6 +41,30 @@ export interface FishCost {
   first_prompt_ms: number[];
   first_prompt_bare_ms: number[];
   run_ms: number[];
+  rtt_fish_ms: number[];
+  rtt_zsh_ms: number[];
+  /** Median ms of each traced stage, fish and zsh runs. */
+  stages_fish: Record<string, number>;
+  stages_zsh: Record<string, number>;
+  screen_read: { kind: string; native_ms: number[]; node_ms: number[] };
+  /** The prompt measured: a new shape (two renderings, ms), a cached one (µs). */
+  measure_new_ms: number[];
+  measure_cached_us: number;
+  helper_before_check?: Memory;
+  helper_after_check?: Memory;
+}
+
+const FISH_DEFAULT = 'root\x1b[m\x0f@vm\x1b[m\x0f /tmp\x1b[m\x0f\x1b[m\x0f# ';
+
+/** The stage medians of the traced runs of `ids`. */
+function stageMedians(trace: string, ids: Set<string>): Record<string, number> {
+  const by: Record<string, number[]> = {};
+  for (const line of readFileSync(trace, 'utf8').split('\n').filter(Boolean)) {
+    const t = JSON.parse(line) as { run_id: string; stages_ms: Record<string, number> };
+    if (!ids.has(t.run_id)) continue;
+    for (const [k, v] of Object.entries(t.stages_ms)) (by[k] ??= []).push(v);
+  }
+  return Object.fromEntries(Object.entries(by).map(([k, v]) => [k, median(v)]));
 }
 
 const NS = 'set -l __b0 (date +%s%N)';
@@ -100,29 +135,97 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
     first_prompt_ms.push(await firstPrompt(server, `source ${FISH_SNIPPET}`, `enrolled.${i}`));
   }
   const pane = await fishPane(server);
-  const listing = await enrollFish(pane);
-  const mcp = await scope.startMcp();
-  const run_ms: number[] = [];
-  for (let i = 0; i < n; i++) {
+  // Enrolled with a command line that goes on for 3 s: the probe's first looks find the shell
+  // busy, so the helper has made no screen check yet (the emulator not loaded) when measured.
+  await pane.type(`source ${FISH_SNIPPET}; sleep 3`, { enter: true });
+  const listing = await waitListed(pane, await pane.shellPid());
+  await new Promise((r) => setTimeout(r, 1000));
+  const helper_before_check = memoryOf(listing.helper_pid);
+  await pane.waitForPrompt(10_000);
+  const trace = join(server.home, 'bench-fish-trace.jsonl');
+  const mcp = await scope.startMcp({ env: { TMUX_RUN_TRACE: trace } });
+  const call = async (l: typeof listing): Promise<{ ms: number; id: string }> => {
     const t0 = performance.now();
-    const r = await callRun(mcp.client, listing, 'true');
+    const r = await callRun(mcp.client, l, 'true');
     if (r.isError) throw new Error(`a run failed: ${JSON.stringify(r.structured).slice(0, 300)}`);
-    run_ms.push(performance.now() - t0);
+    const id = (r.structured as { data?: { authorization?: { run_id?: string } } }).data?.authorization?.run_id;
+    return { ms: performance.now() - t0, id: String(id ?? '') };
+  };
+  const run_ms: number[] = [];
+  for (let i = 0; i < n; i++) run_ms.push((await call(listing)).ms);
+  const helper_after_check = memoryOf(listing.helper_pid);
+  const zshPane = await server.newPane();
+  const zshListing = await enroll(zshPane);
+  for (let i = 0; i < 3; i++) await call(zshListing);
+  const rtt_fish_ms: number[] = [];
+  const rtt_zsh_ms: number[] = [];
+  const fishIds = new Set<string>();
+  const zshIds = new Set<string>();
+  for (let i = 0; i < 5 * n; i++) {
+    const z = await call(zshListing);
+    rtt_zsh_ms.push(z.ms);
+    zshIds.add(z.id);
+    const f = await call(listing);
+    rtt_fish_ms.push(f.ms);
+    fishIds.add(f.id);
   }
+  const screen_read = { kind: screenQueryKind(), native_ms: [] as number[], node_ms: [] as number[] };
+  for (let i = 0; i < 5 * n; i++) {
+    let t0 = performance.now();
+    await screenQuery(server.socket, screenArgs(pane.id));
+    screen_read.native_ms.push(performance.now() - t0);
+    t0 = performance.now();
+    await tmuxQuery(server.socket, screenArgs(pane.id));
+    screen_read.node_ms.push(performance.now() - t0);
+  }
+  const measure_new_ms: number[] = [];
+  for (let i = 0; i < 5 * n; i++) {
+    const t0 = performance.now();
+    await measurePrompt(`${FISH_DEFAULT}${i}`, 80);
+    measure_new_ms.push(performance.now() - t0);
+  }
+  const c0 = performance.now();
+  for (let i = 0; i < 1000; i++) await measurePrompt(FISH_DEFAULT, 80);
+  const measure_cached_us = performance.now() - c0;
+  await mcp.close();
   await pane.kill();
-  return { n, source_ms, source_bare_ms, first_prompt_ms, first_prompt_bare_ms, run_ms };
+  await zshPane.kill();
+  return {
+    n,
+    source_ms,
+    source_bare_ms,
+    first_prompt_ms,
+    first_prompt_bare_ms,
+    run_ms,
+    rtt_fish_ms,
+    rtt_zsh_ms,
+    stages_fish: stageMedians(trace, fishIds),
+    stages_zsh: stageMedians(trace, zshIds),
+    screen_read,
+    measure_new_ms,
+    measure_cached_us,
+    ...(helper_before_check ? { helper_before_check } : {}),
+    ...(helper_after_check ? { helper_after_check } : {}),
+  };
 }
 
 /** Table rows (markdown) for the report. */
 export function fishCostLines(c: FishCost): string[] {
   const f = (xs: number[]): string =>
     `median ${median(xs).toFixed(1)} (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`;
+  const st = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(2));
+  const mb = (kb: number | undefined): string => (kb === undefined ? '?' : (kb / 1024).toFixed(1));
   return [
     `| fish: \`source\` in a fresh pane, between two \`date\` calls (ms, n=${c.n}) | ${f(c.source_ms)} |`,
     `| fish: the same two \`date\` calls around \`true\` (ms, n=${c.n}) | ${f(c.source_bare_ms)} |`,
     `| fish: first prompt, config with the snippet (ms, n=${c.n}) | ${f(c.first_prompt_ms)} |`,
     `| fish: first prompt, the same config without it (ms, n=${c.n}) | ${f(c.first_prompt_bare_ms)} |`,
     `| fish: a run of \`true\`, call to result (ms, n=${c.n}) | ${f(c.run_ms)} |`,
+    `| round trip of \`true\`, side by side: fish pane / zsh pane (ms, medians, n=${c.rtt_fish_ms.length}) | ${median(c.rtt_fish_ms).toFixed(1)} / ${median(c.rtt_zsh_ms).toFixed(1)} (+${(median(c.rtt_fish_ms) - median(c.rtt_zsh_ms)).toFixed(1)}) |`,
+    `| the same runs' stages, fish / zsh: asked->answered (the shell's answer), answered->snapshot (fish: the screen check) (ms, medians) | ${st(c.stages_fish.answered)} / ${st(c.stages_zsh.answered)}, ${st(c.stages_fish.snapshot)} / ${st(c.stages_zsh.snapshot)} |`,
+    `| screen check: the one tmux call, native spawn / Node's execFile (ms, medians, n=${c.screen_read.native_ms.length}; the helper's: ${c.screen_read.kind}) | ${median(c.screen_read.native_ms).toFixed(2)} / ${median(c.screen_read.node_ms).toFixed(2)} |`,
+    `| screen check: a prompt measured by the emulator, new shape (two renderings, ms) / cached (µs) | ${f(c.measure_new_ms)} / ${c.measure_cached_us.toFixed(1)} |`,
+    `| fish helper PSS before its first screen check / after it (emulator loaded) (MB) | ${mb(c.helper_before_check?.pss_kb)} / ${mb(c.helper_after_check?.pss_kb)} |`,
   ];
 }
 

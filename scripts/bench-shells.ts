@@ -110,11 +110,11 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
     const t0 = performance.now();
     const screen = await readScreen(server.socket, pane.id);
     const t1 = performance.now();
-    if (!screen || !checkScreen(screen, { prompt: '$ ' }).ok)
+    if (!screen || !(await checkScreen(screen, { prompt: '$ ' })).ok)
       throw new Error('the bench pane is not at an empty prompt');
     screen_read_ms.push(t1 - t0);
     const c0 = performance.now();
-    for (let k = 0; k < 1000; k++) checkScreen(screen, { prompt: '$ ' });
+    for (let k = 0; k < 1000; k++) await checkScreen(screen, { prompt: '$ ' });
     compareUs += (performance.now() - c0) / 1000;
   }
   const screen_compare_us = (compareUs / (5 * n)) * 1000;

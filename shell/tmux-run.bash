@@ -143,7 +143,7 @@ _tmux_run_enroll() {
   disown "$_tmux_run_helper_pid" 2>/dev/null
   _tmux_run_base=$base _tmux_run_node=$node _tmux_run_generation= _tmux_run_enrollment=
   _tmux_run_answered= _tmux_run_mode_sent= _tmux_run_said= _tmux_run_idle=0 _tmux_run_z=x
-  _tmux_run_asking= _tmux_run_noticed=0 _tmux_run_prompts=0
+  _tmux_run_asking= _tmux_run_noticed=0 _tmux_run_prompts=0 _tmux_run_told= _tmux_run_telling=
   declare -gA _tmux_run_always=()
   printf -v _tmux_run_since '%(%s)T' -1
   _tmux_run_ps0='${_tmux_run_z:$((_tmux_run_idle=0,0)):0}'
@@ -366,6 +366,10 @@ _tmux_run_prompt() {
     printf '%s\n' "$_tmux_run_said" >&2
     _tmux_run_said=
   fi
+  if [[ -n ${_tmux_run_telling-} ]]; then
+    printf '%s\n' "$_tmux_run_telling" >&2
+    _tmux_run_telling=
+  fi
   if [[ -z ${_tmux_run_helper_pid-} ]]; then
     _tmux_run_hook_prompt remove
     return $rc
@@ -441,6 +445,7 @@ _tmux_run_on_winch() {
       Q\ *) _tmux_run_nonce=${_tmux_run_line#Q } ;;
       P\ *) _tmux_run_details=${_tmux_run_line#P } ;;
       N\ *) _tmux_run_note=${_tmux_run_line#N } ;;
+      S\ *) _tmux_run_tell_once "${_tmux_run_line#S }" ;;
     esac
   done
   [[ -n $_tmux_run_note ]] && _tmux_run_notice_line "$_tmux_run_note"
@@ -457,6 +462,15 @@ _tmux_run_on_winch() {
   # the shell is not marked idle, so runs are refused).
   _tmux_run_has_hook || _tmux_run_hook_prompt add
   return 0
+}
+
+# _tmux_run_tell_once TEXT: what the helper found about this pane (S TEXT: the screen check cannot
+# serve this prompt), said once, before the next prompt (a trap's output would be drawn over). Not
+# _tmux_run_said: the WINCH trap that calls it has a local of that name, which bash would set.
+_tmux_run_tell_once() {
+  [[ $1 == "${_tmux_run_told-}" ]] && return 0
+  _tmux_run_told=$1
+  _tmux_run_telling=$1
 }
 
 # _tmux_run_started LINE: the helper's first word R GENERATION ENROLLMENT: enrolled.

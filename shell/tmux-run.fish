@@ -21,6 +21,10 @@
 # (which run a sourced file line by line, so they never reach the fish below it).
 test -z "$FISH_VERSION" && echo "tmux-run: not enrolled: this shell is not fish; tmux-run.fish needs an interactive fish 3.4 or newer" >&2 && return 1 2>/dev/null || test -n "$FISH_VERSION" || exit 1
 
+# A fish that is not interactive (a `fish -c` a tool runs reads config.fish too) has no prompt to
+# serve: a bare `source` line there prints nothing and defines nothing.
+status is-interactive; or return 0
+
 set -g _tmux_run_snippet (builtin realpath -- (status filename))
 
 function _tmux_run_refusal --description 'tmux-run: prints why this fish cannot enroll, if it cannot'
@@ -29,8 +33,6 @@ function _tmux_run_refusal --description 'tmux-run: prints why this fish cannot 
             test "$v[1]" -eq 3; and test "$v[2]" -lt 4 2>/dev/null
         end
         echo "fish $version is too old; fish 3.4 or newer is required"
-    else if not status is-interactive
-        echo "this fish is not interactive"
     else if test -z "$TMUX"; or test -z "$TMUX_PANE"
         echo "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     end
@@ -153,6 +155,7 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     set -g _tmux_run_since (_tmux_run_uptime)
     set -g _tmux_run_idle 1
     set -g _tmux_run_status 0
+    set -g _tmux_run_pipestatus 0
     set -e _tmux_run_generation _tmux_run_enrollment _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     return 0
 end
@@ -222,16 +225,54 @@ function _tmux_run_write --description 'tmux-run: write a private file of the ch
     return $rc
 end
 
-# _tmux_run_say TEXT: shows TEXT once, on its own line above the prompt: drawn over the prompt's
-# line and the prompt drawn again below it (commandline -f repaint keeps the line being typed),
-# or printed before the prompt from the fish_prompt event.
+# _tmux_run_say TEXT [RUN]: shows TEXT once, on its own row above the prompt, printed before the
+# prompt from the fish_prompt event, or else drawn over the prompt's first row with the whole
+# prompt drawn again below it (commandline -f repaint keeps the line being typed). A notice about
+# RUN replaces the one just drawn about the same run (its start), so a run leaves one row.
 function _tmux_run_say --description 'tmux-run: show a line above the prompt'
     if set -q _tmux_run_in_prompt[1]
         printf '%s\n' $argv[1] >&2
-    else
-        printf '\r\e[2K%s\n' $argv[1] >&2
-        commandline -f repaint
+        return 0
     end
+    # fish's repaint goes back up from the cursor to its prompt's first row (the rows between them:
+    # _tmux_run_rows_up); so the rows from there down are cleared, the notice takes the first, the
+    # prompt as last rendered is drawn below it at once (fish's repaint may come only after the
+    # helper has looked at the screen), and the cursor is left as far below its first row as fish
+    # will go up to draw it again, with the line being typed.
+    set -l rows (_tmux_run_rows_up)
+    set -l up $rows[1]
+    test -n "$argv[2]"; and test "$argv[2]" = "$_tmux_run_noticed"; and set up (math $up + 1)
+    set -l move ''
+    test $up -gt 0; and set move (printf '\e[%dA' $up)
+    # A run's notice keeps to one row (the next one about the run takes that row); others may wrap.
+    set -l text $argv[1]
+    test -n "$argv[2]"; and set text (string sub -l (math "max(1, $COLUMNS - 1)") -- $text)
+    printf '%s\r\e[J%s\n%s' $move $text "$_tmux_run_left" >&2
+    test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
+    set -g _tmux_run_noticed $argv[2]
+    commandline -f repaint
+end
+
+# _tmux_run_rows_up: prints how many rows fish's repaint goes up from the cursor to its prompt's
+# first row (its reset_line: the left prompt's newlines, then the rows its last line and the line
+# before the cursor fill), from the prompt the last answer rendered and the line as fish last told;
+# then how many of those the prompt alone fills.
+function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start to the cursor'
+    set -q _tmux_run_left[1]; or _tmux_run_prompt
+    set -l lines (string split \n -- "$_tmux_run_left")
+    set -l cols $COLUMNS
+    test "$cols" -gt 0 2>/dev/null; or set cols 80
+    # fish 3 tells a handler the line one batch of keys late: just after Enter, the line it ran.
+    set -l buffer (commandline -b | string collect)
+    test "$buffer" = "$history[1]"; and set buffer ''
+    set -l before (string sub -l (commandline -C) -- $buffer)
+    set -l parts (string split \n -- "$lines[-1]$before")
+    set -l rows (math (count $lines) + (count $parts) - 2)
+    for w in (string length --visible -- $parts)
+        set rows (math "$rows + floor($w / $cols)")
+    end
+    echo $rows
+    math (count $lines) - 1 + floor (string length --visible -- "$lines[-1]") / $cols
 end
 
 function _tmux_run_notify_on --description 'tmux-run: are notices on (TMUX_RUN_NOTIFY not off)'
@@ -249,6 +290,9 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     while read -l line
         set -a lines $line
     end <$_tmux_run_base.msg
+    # Notices first: a request answered in the same call then finds the screen drawn.
+    set -l request (string match 'Q *' -- $lines)
+    set -l lines (string match -v 'Q *' -- $lines) $request
     for line in $lines
         switch $line
             case 'R *' 'E *'
@@ -262,16 +306,32 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
                     set -g _tmux_run_answered $nonce
                     _tmux_run_answer $nonce
                 end
+            case 'S *'
+                _tmux_run_tell (string sub -s 3 -- $line)
             case 'N *'
                 set -l f (string split -m 2 ' ' -- $line)
                 string match -qr '^[0-9]+$' -- "$f[2]"; or continue
                 if not set -q _tmux_run_seq[1]; or test $f[2] -gt $_tmux_run_seq
                     set -g _tmux_run_seq $f[2]
-                    _tmux_run_notify_on; and set -q _tmux_run_idle[1]; and _tmux_run_say "$f[3]"
+                    _tmux_run_notify_on; and set -q _tmux_run_idle[1]
+                    and _tmux_run_say "$f[3]" (string match -r '^tmux-run: run (\S+)' -- "$f[3]")[2]
                 end
         end
     end
     return 0
+end
+
+# _tmux_run_tell TEXT: the helper's word that the screen check cannot serve this prompt, said once
+# (notices off or not): at once at the prompt, else at the next one.
+function _tmux_run_tell --argument-names text --description 'tmux-run: say what the helper found, once'
+    test "$text" = "$_tmux_run_told"; and return 0
+    if not set -q _tmux_run_idle[1]
+        set -g _tmux_run_tell_later $text
+        return 0
+    end
+    set -g _tmux_run_told $text
+    set -e _tmux_run_tell_later
+    _tmux_run_say $text
 end
 
 # _tmux_run_started LINE: the helper's first line: R GENERATION ENROLLMENT (enrolled) or
@@ -345,6 +405,18 @@ function _tmux_run_answer --argument-names nonce --description 'tmux-run: answer
     _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $nonce $_tmux_run_left $_tmux_run_right
 end
 
+# _tmux_run_as_drawn FUNCTION: runs a prompt function with $status and $pipestatus as fish's reader
+# gave them when it drew the prompt (the last command line's: prompts show both).
+function _tmux_run_as_drawn --argument-names fn --description 'tmux-run: a prompt function as fish runs it'
+    set -l codes $_tmux_run_pipestatus
+    if set -q codes[2]; and string match -qr '^[0-9]+( [0-9]+)+$' -- "$codes"
+        eval (string join ' | ' -- '_tmux_run_return '$codes)'; '$fn
+    else
+        _tmux_run_return $_tmux_run_status
+        $fn
+    end
+end
+
 function _tmux_run_return --argument-names code --description 'tmux-run: sets $status to CODE'
     return $code
 end
@@ -355,10 +427,10 @@ end
 # show it); escape sequences are left in (the helper strips them).
 function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -l mode
-    functions -q fish_mode_prompt; and set mode (_tmux_run_return $_tmux_run_status; fish_mode_prompt)
-    set -l left (_tmux_run_return $_tmux_run_status; fish_prompt)
+    functions -q fish_mode_prompt; and set mode (_tmux_run_as_drawn fish_mode_prompt)
+    set -l left (_tmux_run_as_drawn fish_prompt)
     set -l right
-    functions -q fish_right_prompt; and set right (_tmux_run_return $_tmux_run_status; fish_right_prompt)
+    functions -q fish_right_prompt; and set right (_tmux_run_as_drawn fish_right_prompt)
     set mode (string join '' -- $mode)
     set left (string join \n -- $left | string collect)
     set right (string join '' -- $right)
@@ -367,18 +439,14 @@ function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
 end
 
 # _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
-# joined with ':' for a name that ends in PATH and with spaces otherwise, as fish exports it) to a
-# new 0600 snapshot file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
+# joined as fish exports it: with ':' for a path variable, a name that ends in PATH or one set with
+# --path, with spaces otherwise; a quoted "$$name" joins it so, in one step) to a new 0600 file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
 # sandbox reads, exported or not, as :NAME=VALUE (a list joined with colons). Returns 1 when the
 # file cannot be made.
 function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
     set -l _tmux_run_kv
     for _tmux_run_n in (set --names -x)
-        if string match -q '*PATH' -- $_tmux_run_n
-            set -a _tmux_run_kv "$_tmux_run_n="(string join : -- $$_tmux_run_n)
-        else
-            set -a _tmux_run_kv "$_tmux_run_n="(string join ' ' -- $$_tmux_run_n)
-        end
+        set -a _tmux_run_kv "$_tmux_run_n=$$_tmux_run_n"
     end
     if test -n "$TMUX_RUN_SANDBOX"; and test "$TMUX_RUN_SANDBOX" != off
         for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME XDG_CONFIG_HOME \
@@ -405,11 +473,14 @@ end
 # _tmux_run_on_prompt: the fish_prompt event (before the prompt is drawn): the shell is idle
 # again; $status kept for the prompt the answer reports; a helper that is gone is said here.
 function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at each prompt'
-    set -l last $status
+    set -l last $status $pipestatus
     set -q _tmux_run_helper_pid[1]; or return 0
-    set -g _tmux_run_status $last
+    set -g _tmux_run_status $last[1]
+    set -g _tmux_run_pipestatus $last[2..-1]
     set -g _tmux_run_idle 1
     set -g _tmux_run_in_prompt 1
+    set -e _tmux_run_noticed
+    set -q _tmux_run_tell_later[1]; and _tmux_run_tell $_tmux_run_tell_later
     if not set -q _tmux_run_generation[1]
         _tmux_run_starting
     else if _tmux_run_alive
@@ -424,7 +495,7 @@ function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at 
 end
 
 function _tmux_run_on_preexec --on-event fish_preexec --description 'tmux-run: a command line starts'
-    set -e _tmux_run_idle
+    set -e _tmux_run_idle _tmux_run_noticed
 end
 
 # _tmux_run_starting: a prompt while the helper starts: its first line may be there (a WINCH not
@@ -516,7 +587,7 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     end
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
-    set -e _tmux_run_left _tmux_run_right
+    set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
     return 0
 end
 

@@ -1,10 +1,15 @@
 // The screen check, for shells whose handler cannot see the line being edited (editor_check
-// `screen`): once the shell said it is idle at its primary prompt, the helper asks tmux, read-only
-// and in one call, where the cursor is and what the pane shows, and compares that with the prompt
-// the shell rendered. A run may start only when the cursor stands right after the prompt, with
-// nothing typed before or after it on that line (a right prompt allowed at the line's end) and
-// nothing below. Any doubt refuses: the check may refuse an empty line, never pass a typed one.
-import { tmuxQuery } from '../../src/os/tmux.js';
+// `screen`: fish 3, and bash where its exact builtin cannot load): once the shell said it is idle
+// at its primary prompt, the helper asks tmux, read-only and in one call, where the cursor is and
+// what the pane shows, and compares that with the prompt the shell rendered, measured the way a
+// terminal measures it (helper/shell/prompt-shape.ts: a terminal emulator renders its bytes at the
+// pane's width). A run may start only when the rows above the cursor show the prompt's rows, the
+// cursor stands right after it, nothing is typed before or after it on that line (a right prompt
+// allowed at the line's end) and nothing below. Any doubt refuses: the check may refuse an empty
+// line, never pass a typed one. A refusal says whether the prompt is its cause (said once when the
+// pane enrolls, helper/shell/prompt-probe.ts) or only the moment.
+import { measurePrompt, type PromptShape } from './prompt-shape.js';
+import { screenQuery as askTmux } from './screen-read.js';
 
 /** What tmux showed of the pane. */
 export interface Screen {
@@ -19,7 +24,7 @@ export interface Screen {
   lines: string[];
 }
 
-/** The prompt as the shell rendered it, with its invisible parts still in. */
+/** The prompt as the shell rendered it: the bytes it writes, escape sequences and all. */
 export interface RenderedPrompt {
   prompt: string;
   /** A right prompt (fish), drawn at the end of the prompt's line. */
@@ -28,106 +33,90 @@ export interface RenderedPrompt {
   prefixes?: readonly string[];
 }
 
-export type ScreenVerdict = { ok: true } | { ok: false; reason: string };
-
-const INVISIBLE = /\x01[^\x02]*\x02?/g;
-// CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), and two- or three-byte escapes (ESC ( B).
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]/g;
-const CONTROL = /[\x00-\x1f\x7f-\x9f]/;
-
 /**
- * The last line of a rendered prompt as it appears on the screen: bash's \001..\002 parts and
- * escape sequences removed. Undefined when a control character is left whose effect on the line
- * cannot be told (a carriage return, a tab, a lone escape). Pure.
+ * The check's answer. A refusal says whether the prompt itself is the cause (`prompt`: it cannot
+ * be placed for sure, or the screen does not show it as it renders, so runs here would keep being
+ * refused) or only the moment (`line`: typed text, a line below, copy mode, the cursor elsewhere).
  */
-export function visiblePrompt(raw: string): string | undefined {
-  const text = raw.replace(INVISIBLE, '').replace(ESCAPES, '');
-  const last = text.slice(text.lastIndexOf('\n') + 1);
-  return CONTROL.test(last) ? undefined : last;
+export type ScreenVerdict = { ok: true } | { ok: false; reason: string; cause: 'prompt' | 'line' };
+
+const line = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'line' });
+const unservable = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'prompt' });
+
+/** bash's \001..\002 markers are readline's: never written to the terminal. */
+const MARKERS = /[\x01\x02]/g;
+
+/** The bytes of `prompt` with `prefix` drawn before its last line (bash's mode strings). */
+function withPrefix(prompt: string, prefix: string): string {
+  const nl = prompt.lastIndexOf('\n');
+  return prompt.slice(0, nl + 1) + prefix + prompt.slice(nl + 1);
 }
 
-/** Whether one code point takes exactly one cell on any terminal tmux emulates (a safe subset). */
-function narrow(cp: number): boolean {
-  return (
-    (cp >= 0x20 && cp < 0x7f) ||
-    (cp >= 0xa0 && cp < 0x300) ||
-    (cp >= 0x370 && cp < 0x483) ||
-    (cp >= 0x48a && cp < 0x530) ||
-    (cp >= 0x2010 && cp < 0x2028) ||
-    (cp >= 0x2030 && cp < 0x205f) ||
-    (cp >= 0x2190 && cp < 0x2200) ||
-    (cp >= 0x2500 && cp < 0x25a0)
-  );
-}
-
-/** The cells `s` takes, or undefined when a character's width cannot be measured for sure. Pure. */
-export function cells(s: string): number | undefined {
-  let n = 0;
-  for (const ch of s) {
-    if (!narrow(ch.codePointAt(0)!)) return undefined;
-    n++;
-  }
-  return n;
-}
-
+const escapeRe = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blank = (s: string): boolean => /^ *$/.test(s);
+/** Trailing blanks as tmux leaves them out: spaces only (a no-break space is a character). */
+const trimSpaces = (s: string): string => s.replace(/ +$/, '');
 
-/** The check for one possible line start (the prompt, or a prefix and the prompt). */
-function checkWith(screen: Screen, line: string, right: string | undefined): ScreenVerdict {
-  const w = cells(line);
-  if (w === undefined) return { ok: false, reason: 'the prompt holds characters whose width cannot be measured' };
-  const rows = Math.floor(w / screen.width);
-  const col = w % screen.width;
-  if (col === 0 && w > 0) return { ok: false, reason: 'the prompt ends at the right edge of the pane' };
-  if (screen.cursorX !== col) {
-    return { ok: false, reason: `the cursor is at column ${screen.cursorX}, not right after the prompt (${col})` };
+/** Whether rows `start`.. of the screen show the prompt's rows, its last one up to the cursor. */
+function showsAt(screen: Screen, shape: PromptShape, start: number): boolean {
+  const last = shape.rows.length - 1;
+  for (let i = 0; i < last; i++) if (trimSpaces(screen.lines[start + i] ?? '') !== shape.rows[i]) return false;
+  return (screen.lines[start + last] ?? '').startsWith(trimSpaces(shape.lead));
+}
+
+/** Whether the prompt stands anywhere on the screen (then a refusal is the moment's, not the prompt's). */
+function shownAnywhere(screen: Screen, shape: PromptShape): boolean {
+  for (let start = screen.lines.length - shape.rows.length; start >= 0; start--) {
+    if (showsAt(screen, shape, start)) return true;
   }
-  const start = screen.cursorY - rows;
-  if (start < 0 || screen.cursorY >= screen.lines.length) {
-    return { ok: false, reason: 'the prompt is not on the screen' };
+  return false;
+}
+
+/** The check against the measured prompt and right prompt (pure). */
+export function checkShape(screen: Screen, shape: PromptShape, right?: PromptShape): ScreenVerdict {
+  if (shape.unsure) return unservable(`the prompt cannot be placed for sure: ${shape.unsure}`);
+  if (right && (right.unsure || right.rows.length !== 1)) {
+    return unservable(`the right prompt cannot be placed for sure: ${right.unsure ?? 'it takes more than one row'}`);
   }
-  const shown = screen.lines.slice(start, screen.cursorY + 1);
-  let joined = '';
-  for (const row of shown) {
-    const n = cells(row);
-    if (n === undefined || n > screen.width) {
-      return { ok: false, reason: 'the prompt line holds characters whose width cannot be measured' };
-    }
-    joined += row + ' '.repeat(screen.width - n);
+  const start = screen.cursorY - (shape.rows.length - 1);
+  if (start < 0 || screen.cursorY >= screen.lines.length || !showsAt(screen, shape, start)) {
+    if (shape.rows.length > screen.lines.length) return unservable('the prompt has more rows than the pane');
+    return shownAnywhere(screen, shape)
+      ? line('the line does not start with the prompt')
+      : unservable(
+          'the pane does not show the prompt as it renders now (does it change from one draw to the next, a clock with seconds?)',
+        );
   }
-  if (joined.slice(0, w) !== line) return { ok: false, reason: 'the line does not start with the prompt' };
-  const rest = joined.slice(w).replace(/ +$/, '');
-  const r = right ?? '';
-  if (!blank(rest) && !(r !== '' && rest.endsWith(r) && blank(rest.slice(0, -r.length)))) {
-    return { ok: false, reason: 'there is text on the prompt line after the cursor' };
+  if (screen.cursorX !== shape.x) {
+    return line(`the cursor is at column ${screen.cursorX}, not right after the prompt (${shape.x})`);
   }
-  if (!screen.lines.slice(screen.cursorY + 1).every(blank)) {
-    return { ok: false, reason: 'there is text below the prompt line' };
+  const rest = (screen.lines[screen.cursorY] ?? '').slice(trimSpaces(shape.lead).length);
+  const r = (right?.rows[0] ?? '').replace(/^ +| +$/g, '');
+  if (!blank(rest) && !(r !== '' && new RegExp(`^ *${escapeRe(r)} *$`).test(rest))) {
+    return line('there is text on the prompt line after the cursor');
   }
+  if (!screen.lines.slice(screen.cursorY + 1).every(blank)) return line('there is text below the prompt line');
   return { ok: true };
 }
 
-/** Whether the screen shows the prompt with an empty line after it (pure). */
-export function checkScreen(screen: Screen, prompt: RenderedPrompt): ScreenVerdict {
-  if (screen.inMode) return { ok: false, reason: 'the pane is in copy mode' };
-  if (screen.alternate) return { ok: false, reason: 'the pane shows a full-screen program' };
-  if (screen.width < 1) return { ok: false, reason: 'the pane has no width' };
-  const line = visiblePrompt(prompt.prompt);
-  if (line === undefined) return { ok: false, reason: 'the prompt holds control characters that cannot be placed' };
-  let right: string | undefined;
-  if (prompt.right) {
-    right = visiblePrompt(prompt.right);
-    if (right === undefined || cells(right) === undefined) {
-      return { ok: false, reason: 'the right prompt cannot be measured' };
-    }
-  }
-  const first = checkWith(screen, line, right);
+/** Whether the screen shows the prompt with an empty line after it. */
+export async function checkScreen(screen: Screen, prompt: RenderedPrompt): Promise<ScreenVerdict> {
+  if (screen.inMode) return line('the pane is in copy mode');
+  if (screen.alternate) return line('the pane shows a full-screen program');
+  if (screen.width < 1) return line('the pane has no width');
+  const bytes = prompt.prompt.replace(MARKERS, '');
+  const right = prompt.right ? await measurePrompt(prompt.right.replace(MARKERS, ''), screen.width) : undefined;
+  const first = checkShape(screen, await measurePrompt(bytes, screen.width), right);
   if (first.ok) return first;
+  let moment = first.cause === 'line' ? first : undefined;
   for (const prefix of prompt.prefixes ?? []) {
-    const p = visiblePrompt(prefix);
-    if (p !== undefined && checkWith(screen, p + line, right).ok) return { ok: true };
+    const shape = await measurePrompt(withPrefix(bytes, prefix.replace(MARKERS, '')), screen.width);
+    const v = checkShape(screen, shape, right);
+    if (v.ok) return v;
+    // The prompt with one of the prefixes stands there: the refusal is the moment's.
+    if (v.cause === 'line') moment ??= v;
   }
-  return first;
+  return moment ?? first;
 }
 
 /** The one tmux call's format line: cursor, mode, alternate screen, width. */
@@ -149,19 +138,21 @@ export function parseScreen(out: string): Screen | undefined {
   };
 }
 
+/** The one call's arguments: display-message for the cursor and modes, then capture-pane -p. */
+export const screenArgs = (paneId: string): string[] => [
+  'display-message',
+  '-p',
+  '-t',
+  paneId,
+  SCREEN_FORMAT,
+  ';',
+  'capture-pane',
+  '-p',
+  '-t',
+  paneId,
+];
+
 /** Asks tmux, read-only and in one call, for the pane's cursor, modes and lines. */
 export async function readScreen(socket: string, paneId: string): Promise<Screen | undefined> {
-  const out = await tmuxQuery(socket, [
-    'display-message',
-    '-p',
-    '-t',
-    paneId,
-    SCREEN_FORMAT,
-    ';',
-    'capture-pane',
-    '-p',
-    '-t',
-    paneId,
-  ]);
-  return parseScreen(out);
+  return parseScreen(await askTmux(socket, screenArgs(paneId)));
 }

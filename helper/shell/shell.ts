@@ -45,6 +45,8 @@ export interface Shell {
   readonly sandbox: SandboxShown;
   /** Called once when the shell's side of the channel is gone. */
   onclose?: () => void;
+  /** Called once when the screen check finds it cannot serve the shell's prompt (helper/shell/prompt-probe.ts). */
+  onPromptRefused?: (reason: string) => void;
   /** Opens the channel the shell made; throws (with the errno's code) when it cannot. */
   open(): void;
   /** Tells the shell this helper is ready, with the pane's listed generation and the enrollment generation. */

@@ -20,6 +20,8 @@
 //                                          as zsh's P line (helper/shell/approval.ts)
 //                N SEQ TEXT                shells that draw notices only (bash with its builtin,
 //                                          fish): the latest notice, SEQ counting up from 1
+//                S TEXT                    shells on the screen check: it cannot serve this prompt
+//                                          (helper/shell/prompt-probe.ts); said once in the pane
 //   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
 //              written by the shell with open/truncate, write, close, so the helper may see it
 //              half-written: an answer counts only when complete (below), else the helper waits
@@ -86,6 +88,7 @@ import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { LineShell } from './line-shell.js';
+import { startProbe } from './prompt-probe.js';
 import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
@@ -120,6 +123,7 @@ export class SignalShell extends LineShell implements Shell {
   readonly editorCheck: EditorCheck;
   readonly editorCheckReason: string | undefined;
   onclose?: () => void;
+  onPromptRefused?: (reason: string) => void;
   private status: string | undefined;
   private request: string[] = [];
   private notice: string | undefined;
@@ -129,6 +133,13 @@ export class SignalShell extends LineShell implements Shell {
   private rewake: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
+  private said: string | undefined;
+  private asks = 0;
+  private probing: Promise<unknown> | undefined;
+  private probe: { stop(): void } | undefined;
+  private lastVerdict: ScreenVerdict | undefined;
+  /** Why the screen check cannot serve this shell's prompt, once the probe found it cannot. */
+  promptRefused: string | undefined;
   /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
   lastScreenMs = 0;
   screenTries = 0;
@@ -157,6 +168,30 @@ export class SignalShell extends LineShell implements Shell {
   ready(generation: string, enrollment: string): void {
     this.status = `R ${generation} ${enrollment}`;
     this.flush(true);
+    if (!this.traits.exact) this.probe ??= startProbe(this);
+  }
+
+  /** The probe's ask (helper/shell/prompt-probe.ts): only when no run's ask is out; a run's ask waits for it (short). */
+  probeAsk(timeoutMs: number): Promise<{ result: AskResult; verdict?: ScreenVerdict } | undefined> {
+    if (this.asks > 0 || this.probing || this.closed) return Promise.resolve(undefined);
+    const look = (async () => {
+      this.lastVerdict = undefined;
+      const result = await this.askChecked(timeoutMs, {});
+      return { result, ...(this.lastVerdict ? { verdict: this.lastVerdict } : {}) };
+    })();
+    this.probing = look.finally(() => (this.probing = undefined));
+    return look;
+  }
+
+  promptUnservable(text: string, reason: string): void {
+    this.promptRefused = reason;
+    this.said = `S ${text}`;
+    this.flush(true);
+    this.onPromptRefused?.(reason);
+  }
+
+  isClosed(): boolean {
+    return this.closed;
   }
 
   fail(reason: string): Promise<void> {
@@ -200,6 +235,17 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   override async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
+    while (this.probing) await this.probing;
+    this.asks++;
+    try {
+      return await this.askChecked(timeoutMs, opts);
+    } finally {
+      this.asks--;
+    }
+  }
+
+  /** The shell's answer, then on K the screen check. */
+  private async askChecked(timeoutMs: number, opts: AskOptions): Promise<AskResult> {
     let r: AskResult;
     try {
       r = await super.ask(timeoutMs, opts);
@@ -216,6 +262,7 @@ export class SignalShell extends LineShell implements Shell {
     const t0 = performance.now();
     const verdict = await this.screenCheck(prompt);
     this.lastScreenMs = performance.now() - t0;
+    this.lastVerdict = verdict;
     return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
   }
 
@@ -226,16 +273,18 @@ export class SignalShell extends LineShell implements Shell {
    * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line.
    */
   private async screenCheck(prompt: RenderedPrompt): Promise<ScreenVerdict> {
-    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read' };
+    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
     for (let i = 0; i < SCREEN_TRIES; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
       let screen: Screen | undefined;
       try {
         screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
       } catch (e) {
-        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})` };
+        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' };
       }
-      verdict = screen ? checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly' };
+      verdict = screen
+        ? await checkScreen(screen, prompt)
+        : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
       if (verdict.ok) {
         this.screenTries = i + 1;
         return verdict;
@@ -248,13 +297,14 @@ export class SignalShell extends LineShell implements Shell {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.probe?.stop();
     this.stopWatch();
     this.endWaits();
   }
 
   /** Rewrites BASE.msg from what is to be said; `wake` sends the shell SIGWINCH after. */
   private flush(wake: boolean): void {
-    const lines = [this.status, ...this.request, this.notice].filter((l): l is string => l !== undefined);
+    const lines = [this.status, ...this.request, this.notice, this.said].filter((l): l is string => l !== undefined);
     try {
       if (this.status !== undefined) writeMessages(this.base, lines);
     } catch {

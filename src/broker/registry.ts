@@ -49,6 +49,8 @@ export interface PaneListing {
   editor_check: EditorCheck;
   /** Why the check is `screen` where an exact one was possible (bash without its builtin); else null. */
   editor_check_reason: string | null;
+  /** Why the screen check cannot serve the pane's prompt (its runs are refused editor_not_empty), once the helper found it. */
+  prompt_refused?: string;
   queued: number;
   enrolled_at: string;
   tmux_socket: string;
@@ -216,6 +218,7 @@ export function pongFromStatus(
     generation: rec.generation,
     mode: modes?.mode ?? 'unknown',
     sandbox: modes?.sandbox ?? 'unknown',
+    ...(s.prompt_refused ? { prompt_refused: s.prompt_refused } : {}),
   };
 }
 
@@ -280,6 +283,7 @@ export async function listEnrolled(
       mode: pong.mode,
       sandbox: pong.sandbox ?? 'unknown',
       ...recordShell(rec),
+      ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
       queued: pong.queued,
       enrolled_at: rec.enrolled_at,
       tmux_socket: rec.tmux_socket,

@@ -221,6 +221,18 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
         fix: 'set TMUX_RUN_SANDBOX to off, workspace, workspace+net or read-only in those panes',
       });
     }
+    const unserved = live.filter((p) => p.prompt_refused);
+    if (unserved.length > 0) {
+      warnings.push({
+        detail: unserved
+          .map(
+            (p) =>
+              `${p.pane_id}'s prompt cannot be served by the screen check (${p.prompt_refused}): agents' runs there are refused editor_not_empty`,
+          )
+          .join('; '),
+        fix: 'change that prompt as the pane said when it enrolled (a part that changes at each draw, such as a clock with seconds, or cursor movements), then enroll the pane again',
+      });
+    }
     if (warnings.length > 0) {
       return warn(
         'enrollments',

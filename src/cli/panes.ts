@@ -60,11 +60,20 @@ Options:
         p.enrolled_at.replace(/\.\d+Z$/, 'Z'),
       ]);
     }
-    // Why a pane's line is read from the screen where it could have been known exactly.
-    const notes = list
-      .filter((p) => p.editor_check_reason !== null)
-      .map((p) => `${p.pane_id}: screen check, not exact: ${p.editor_check_reason}\n`);
-    io.out(formatRows(io, rows).lines.join('\n') + '\n' + notes.join(''));
+    // Why a pane's line is read from the screen where it could have been known exactly, and the
+    // prompts the screen check cannot serve (helper/shell/prompt-probe.ts), said under the table.
+    const notes = [
+      ...list
+        .filter((p) => p.editor_check_reason !== null)
+        .map((p) => `${p.pane_id}: screen check, not exact: ${p.editor_check_reason}`),
+      ...list
+        .filter((p) => p.prompt_refused)
+        .map(
+          (p) =>
+            `${p.pane_id}: runs are refused editor_not_empty: the screen check cannot serve its prompt (${p.prompt_refused})`,
+        ),
+    ];
+    io.out([...formatRows(io, rows).lines, ...notes].join('\n') + '\n');
     return 0;
   },
 };

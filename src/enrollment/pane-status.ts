@@ -19,6 +19,8 @@ export interface PaneStatus {
   run: 'running' | 'awaiting_approval' | null;
   /** Runs waiting in the pane's queue. */
   queued: number;
+  /** Why the screen check cannot serve the shell's prompt, once the helper found it (helper/shell/prompt-probe.ts). */
+  prompt_refused?: string;
 }
 
 /** Writes the status 0600 under a temporary name, then renames it into place. */
@@ -44,7 +46,8 @@ export function parseStatus(data: unknown): PaneStatus | undefined {
     /^[0-9]+$/.test(s.helper_start) &&
     (s.run === null || s.run === 'running' || s.run === 'awaiting_approval') &&
     Number.isSafeInteger(s.queued) &&
-    (s.queued as number) >= 0;
+    (s.queued as number) >= 0 &&
+    (s.prompt_refused === undefined || (typeof s.prompt_refused === 'string' && s.prompt_refused.length <= 2000));
   return ok ? (s as unknown as PaneStatus) : undefined;
 }
 

@@ -91,6 +91,8 @@ export type Reply =
       mode: 'ask' | 'auto' | 'unknown';
       /** TMUX_RUN_SANDBOX as of the shell's last prompt (`invalid`: a value that refuses every run). */
       sandbox?: 'off' | 'workspace' | 'workspace+net' | 'read-only' | 'invalid' | 'unknown';
+      /** Why the screen check cannot serve the shell's prompt (every run refused editor_not_empty), once found. */
+      prompt_refused?: string;
     }
   | { type: 'queued'; run_id: string; position: number }
   | { type: 'started'; run_id: string; pgid: number }

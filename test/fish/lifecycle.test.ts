@@ -28,7 +28,6 @@ describe('a fish pane enrolls and ends', () => {
     const before = filesIn(fx.server.registryDir);
     const pane = await fishPane(fx.server);
     const cases: [string, RegExp][] = [
-      [`fish --no-config -c 'source ${FISH_SNIPPET}'`, /this fish is not interactive$/],
       [`env -u TMUX -u TMUX_PANE fish --no-config -i -C 'source ${FISH_SNIPPET}; exit'`, /not running inside tmux/],
       [
         `mkdir -m 755 $HOME/open; TMUX_RUN_DIR=$HOME/open fish --no-config -i -C 'source ${FISH_SNIPPET}; exit'`,
@@ -44,6 +43,10 @@ describe('a fish pane enrolls and ends', () => {
       expect(out, cmd).toHaveLength(1);
       expect(out[0], cmd).toMatch(why);
     }
+    // A non-interactive fish (a `fish -c` a tool runs reads config.fish): the bare source line
+    // prints nothing, defines nothing, and returns 0.
+    const quiet = `fish --no-config -c 'source ${FISH_SNIPPET}; echo status $status; functions -a | string match -e tmux_run | count; set -n | string match -e tmux_run | count'`;
+    expect(await pane.run(`${quiet} 2>&1`)).toBe('status 0\n0\n0');
     expect(filesIn(fx.server.registryDir)).toEqual(before);
     expect(filesIn(join(fx.server.home, 'open'))).toEqual([]);
     // Sourced by another shell: refused before any fish is parsed.
@@ -162,14 +165,16 @@ describe('ask mode, the sandbox and notices in a fish pane', () => {
     await fx.pane.run(`set -e TMUX_RUN_SANDBOX; cd ${fx.server.home}`);
   });
 
-  it('draws a notice at the start and end of a run, keeping what the person typed meanwhile', async () => {
+  it('draws a notice at the start of a run and replaces it at its end, keeping what the person typed meanwhile', async () => {
     await fx.pane.run('set -gx TMUX_RUN_NOTIFY on');
     const running = fx.run('sleep 1.5; echo noticed');
     await fx.pane.waitFor((s) => /tmux-run: run [0-9a-f]{8}/.test(s));
     await fx.pane.type('echo typed');
     const d = ok(await running);
     const id = String(d.authorization.run_id).slice(0, 8);
-    await fx.pane.waitFor((s) => s.split(id).length >= 3); // the start's notice and the end's
+    // The end's notice takes the start's row: one row per run.
+    await fx.pane.waitFor((s) => new RegExp(`run ${id} .*exited 0 after`).test(s));
+    expect((await fx.pane.capture()).split(id)).toHaveLength(2);
     await fx.pane.waitFor((s) => s.split('\n').at(-1) === '$ echo typed');
     await fx.pane.type(' done', { enter: true });
     await fx.pane.waitFor((s) => s.includes('\ntyped done\n'));

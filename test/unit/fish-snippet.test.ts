@@ -44,12 +44,16 @@ describe('shell/tmux-run.fish', () => {
     expect(code).toContain(`$_tmux_run_enrollment.{${RECORD_SUFFIX.slice(1)},${SOCKET_SUFFIX.slice(1)}}`);
   });
 
-  it('never types into a pane nor asks tmux anything, and returns early outside interactive fish', () => {
+  it('never types into a pane nor asks tmux anything, and returns at once, silent, outside interactive fish', () => {
     expect(code).not.toMatch(/(^\s*|[;|(]\s*|\b(?:command|and|or|not)\s+)tmux\s/m);
     expect(code).not.toMatch(/send-keys|paste-buffer|load-buffer/);
     // The first command is the refusal in other shells; enrollment is the last.
     expect(code.trim().split('\n')[0]).toMatch(/^test -z "\$FISH_VERSION" && echo "tmux-run: not enrolled:/);
     expect(code.trim().split('\n').at(-1)).toBe('_tmux_run_enroll');
-    expect(code).toContain('else if not status is-interactive');
+    // Outside interactive fish it stops before defining anything, saying nothing.
+    const lines = code.split('\n');
+    const quiet = lines.indexOf('status is-interactive; or return 0');
+    expect(quiet).toBeGreaterThan(0);
+    expect(lines.slice(0, quiet).some((l) => /^(function|set) /.test(l))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@
 // stands right after the rendered prompt on an otherwise empty line, with nothing below; any
 // doubt refuses. The screens are what `capture-pane -p` prints (trailing spaces left out).
 import { describe, expect, it } from 'vitest';
-import { cells, checkScreen, parseScreen, visiblePrompt, type Screen } from '../../helper/shell/screen.js';
+import { checkScreen, parseScreen, type Screen } from '../../helper/shell/screen.js';
 
 /** A screen of `width` columns and 6 rows: `rows` from the top, the cursor at (x, y). */
 function screen(rows: string[], x: number, y: number, width = 40, more: Partial<Screen> = {}): Screen {
@@ -12,110 +12,165 @@ function screen(rows: string[], x: number, y: number, width = 40, more: Partial<
 }
 
 const ok = { ok: true };
-const refused = (reason: RegExp) => ({ ok: false, reason: expect.stringMatching(reason) });
-
-describe('visiblePrompt', () => {
-  it("removes bash's \\001..\\002 parts and escape sequences, and keeps the last line", () => {
-    expect(visiblePrompt('\x01\x1b[32m\x02root@vm\x01\x1b[0m\x02:/tmp$ ')).toBe('root@vm:/tmp$ ');
-    expect(visiblePrompt('\x1b[1;34mdir\x1b[0m $ ')).toBe('dir $ ');
-    expect(visiblePrompt('\x1b]0;title\x07$ ')).toBe('$ ');
-    expect(visiblePrompt('\x1b]2;title\x1b\\$ ')).toBe('$ ');
-    expect(visiblePrompt('\x1b(B$ ')).toBe('$ ');
-    expect(visiblePrompt('first line\nsecond $ ')).toBe('second $ ');
-    expect(visiblePrompt('')).toBe('');
-  });
-
-  it('gives up on control characters whose effect on the line it cannot tell', () => {
-    expect(visiblePrompt('a\rb $ ')).toBeUndefined();
-    expect(visiblePrompt('a\tb $ ')).toBeUndefined();
-    expect(visiblePrompt('\x07$ ')).toBeUndefined();
-  });
-});
-
-describe('cells', () => {
-  it('counts narrow characters and refuses ones whose width it cannot be sure of', () => {
-    expect(cells('abc $ ')).toBe(6);
-    expect(cells('café ─ → ')).toBe(9);
-    expect(cells('日本 $ ')).toBeUndefined();
-    expect(cells('🙂 $ ')).toBeUndefined();
-    expect(cells('e\u0301')).toBeUndefined(); // a combining accent takes no cell of its own
-  });
-});
+const refused = (reason: RegExp, cause = 'line') => ({ ok: false, reason: expect.stringMatching(reason), cause });
 
 describe('checkScreen', () => {
   const prompt = { prompt: '$ ' };
 
-  it('passes an empty line right after the prompt', () => {
-    expect(checkScreen(screen(['$ ls', 'a b', '$'], 2, 2), prompt)).toEqual(ok);
+  it('passes an empty line right after the prompt', async () => {
+    expect(await checkScreen(screen(['$ ls', 'a b', '$'], 2, 2), prompt)).toEqual(ok);
   });
 
-  it('refuses typed text (the cursor is past the prompt)', () => {
-    expect(checkScreen(screen(['$ echo abc'], 10, 0), prompt)).toEqual(refused(/column 10/));
+  it('refuses typed text (the cursor is past the prompt)', async () => {
+    expect(await checkScreen(screen(['$ echo abc'], 10, 0), prompt)).toEqual(refused(/column 10/));
   });
 
-  it('refuses text after the cursor (typed, then ^A)', () => {
-    expect(checkScreen(screen(['$ echo abc'], 2, 0), prompt)).toEqual(refused(/after the cursor/));
+  it('refuses text after the cursor (typed, then ^A)', async () => {
+    expect(await checkScreen(screen(['$ echo abc'], 2, 0), prompt)).toEqual(refused(/after the cursor/));
   });
 
-  it('refuses a continuation line (the prompt is not the primary one)', () => {
-    expect(checkScreen(screen(['$ echo "abc', '>'], 2, 1), prompt)).toEqual(refused(/does not start with the prompt/));
+  it('refuses a continuation line (the prompt is not the primary one)', async () => {
+    expect(await checkScreen(screen(['$ echo "abc', '>'], 2, 1), prompt)).toEqual(
+      refused(/does not start with the prompt/),
+    );
   });
 
-  it('refuses a line that wrapped below the prompt, and any text below', () => {
+  it('refuses a line that wrapped below the prompt, and any text below', async () => {
     const long = '$ ' + 'x'.repeat(38);
-    expect(checkScreen(screen([long, 'yyy'], 3, 1), prompt)).toEqual(refused(/column 3/));
-    expect(checkScreen(screen(['$', 'leftover'], 2, 0), prompt)).toEqual(refused(/below the prompt/));
+    expect(await checkScreen(screen([long, 'yyy'], 3, 1), prompt)).toEqual(refused(/does not start with the prompt/));
+    expect(await checkScreen(screen(['$', 'leftover'], 2, 0), prompt)).toEqual(refused(/below the prompt/));
   });
 
-  it('passes a right prompt at the end of the line, and refuses text before it', () => {
+  it('passes a right prompt at the end of the line, and refuses text before it', async () => {
     const right = { prompt: '> ', right: 'RIGHT' };
     const line = '>' + ' '.repeat(34) + 'RIGHT';
-    expect(checkScreen(screen([line], 2, 0), right)).toEqual(ok);
+    expect(await checkScreen(screen([line], 2, 0), right)).toEqual(ok);
     const typed = '> ab' + ' '.repeat(31) + 'RIGHT';
-    expect(checkScreen(screen([typed], 2, 0), right)).toEqual(refused(/after the cursor/));
-    expect(checkScreen(screen(['> ls'], 2, 0), right)).toEqual(refused(/after the cursor/));
+    expect(await checkScreen(screen([typed], 2, 0), right)).toEqual(refused(/after the cursor/));
+    expect(await checkScreen(screen(['> ls'], 2, 0), right)).toEqual(refused(/after the cursor/));
   });
 
-  it('checks only the last line of a multi-line prompt', () => {
+  it('checks only the last line of a multi-line prompt', async () => {
     const p = { prompt: '\x1b[1m~/src\x1b[0m (main)\n$ ' };
-    expect(checkScreen(screen(['~/src (main)', '$'], 2, 1), p)).toEqual(ok);
-    expect(checkScreen(screen(['~/src (main)', '$ x'], 3, 1), p)).toEqual(refused(/column 3/));
+    expect(await checkScreen(screen(['~/src (main)', '$'], 2, 1), p)).toEqual(ok);
+    expect(await checkScreen(screen(['~/src (main)', '$ x'], 3, 1), p)).toEqual(refused(/column 3/));
   });
 
-  it('places a prompt that wraps past the width', () => {
+  it('places a prompt that wraps past the width', async () => {
     const p = { prompt: 'p'.repeat(45) + '$ ' };
-    expect(checkScreen(screen(['p'.repeat(40), 'ppppp$'], 7, 1), p)).toEqual(ok);
-    expect(checkScreen(screen(['p'.repeat(40), 'ppppp$ x'], 8, 1), p)).toEqual(refused(/column 8/));
-    expect(checkScreen(screen(['ppppp$'], 7, 0), p)).toEqual(refused(/not on the screen/));
-    expect(checkScreen(screen(['p'.repeat(40)], 0, 1), { prompt: 'p'.repeat(40) })).toEqual(refused(/right edge/));
+    expect(await checkScreen(screen(['p'.repeat(40), 'ppppp$'], 7, 1), p)).toEqual(ok);
+    expect(await checkScreen(screen(['p'.repeat(40), 'ppppp$ x'], 8, 1), p)).toEqual(refused(/column 8/));
+    expect(await checkScreen(screen(['ppppp$'], 7, 0), p)).toEqual(refused(/does not show the prompt/, 'prompt'));
+    expect(await checkScreen(screen(['p'.repeat(40)], 0, 1), { prompt: 'p'.repeat(40) })).toEqual(
+      refused(/right edge/, 'prompt'),
+    );
   });
 
-  it('passes a coloured prompt once its codes are removed', () => {
+  it('passes a coloured prompt once its codes are removed', async () => {
     const p = { prompt: '\x01\x1b[32m\x02root@vm\x01\x1b[0m\x02:/tmp$ ' };
-    expect(checkScreen(screen(['root@vm:/tmp$'], 14, 0), p)).toEqual(ok);
-    expect(checkScreen(screen(['root@vm:/tmp$ l'], 15, 0), p)).toEqual(refused(/column 15/));
+    expect(await checkScreen(screen(['root@vm:/tmp$'], 14, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['root@vm:/tmp$ l'], 15, 0), p)).toEqual(refused(/column 15/));
   });
 
-  it('passes an empty prompt on an empty line only', () => {
-    expect(checkScreen(screen(['out', ''], 0, 1), { prompt: '' })).toEqual(ok);
-    expect(checkScreen(screen(['out', 'ls'], 0, 1), { prompt: '' })).toEqual(refused(/after the cursor/));
+  it('passes an empty prompt on an empty line only', async () => {
+    expect(await checkScreen(screen(['out', ''], 0, 1), { prompt: '' })).toEqual(ok);
+    expect(await checkScreen(screen(['out', 'ls'], 0, 1), { prompt: '' })).toEqual(refused(/after the cursor/));
   });
 
-  it('accepts a vi mode indicator the line editor draws before the prompt, only one it named', () => {
+  it('accepts a vi mode indicator the line editor draws before the prompt, only one it named', async () => {
     const p = { prompt: '$ ', prefixes: ['(ins)', '(cmd)'] };
-    expect(checkScreen(screen(['(ins)$'], 7, 0), p)).toEqual(ok);
-    expect(checkScreen(screen(['(cmd)$'], 7, 0), p)).toEqual(ok);
-    expect(checkScreen(screen(['(xyz)$'], 7, 0), p)).toEqual(refused(/column 7/));
-    expect(checkScreen(screen(['(ins)$ ls'], 9, 0), p)).toEqual(refused(/column 9/));
+    expect(await checkScreen(screen(['(ins)$'], 7, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['(cmd)$'], 7, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['(xyz)$'], 7, 0), p)).toEqual(refused(/does not show the prompt/, 'prompt'));
+    expect(await checkScreen(screen(['(ins)$ ls'], 9, 0), p)).toEqual(refused(/column 9/));
   });
 
-  it('refuses copy mode, the alternate screen, and what it cannot measure', () => {
-    expect(checkScreen(screen(['$'], 2, 0, 40, { inMode: true }), prompt)).toEqual(refused(/copy mode/));
-    expect(checkScreen(screen(['$'], 2, 0, 40, { alternate: true }), prompt)).toEqual(refused(/full-screen/));
-    expect(checkScreen(screen(['日本 $'], 7, 0), { prompt: '日本 $ ' })).toEqual(refused(/width/));
-    expect(checkScreen(screen(['$ 日本'], 2, 0), prompt)).toEqual(refused(/width/));
-    expect(checkScreen(screen(['a\rb $'], 2, 0), { prompt: 'a\rb $ ' })).toEqual(refused(/control/));
-    expect(checkScreen(screen(['>'], 2, 0), { prompt: '> ', right: '\x07' })).toEqual(refused(/right prompt/));
+  it('refuses copy mode, the alternate screen, and what it cannot measure', async () => {
+    expect(await checkScreen(screen(['$'], 2, 0, 40, { inMode: true }), prompt)).toEqual(refused(/copy mode/));
+    expect(await checkScreen(screen(['$'], 2, 0, 40, { alternate: true }), prompt)).toEqual(refused(/full-screen/));
+    expect(await checkScreen(screen(['>'], 2, 0), { prompt: '> ', right: 'a\nb' })).toEqual(
+      refused(/right prompt/, 'prompt'),
+    );
+  });
+});
+
+// Prompts as their shells write them (bytes seen in fish 3.6 and bash 5.2 under tmux 3.3a), and
+// the screens tmux showed for them.
+const SGR0 = '\x1b[m\x0f'; // terminfo's sgr0 under TERM=tmux-256color and TERM=screen
+const FISH_DEFAULT = `\x1b[92mroot${SGR0}@vm${SGR0} \x1b[31m/tmp${SGR0}${SGR0}# `;
+const FISH_VI_INSERT = `\x1b[1m\x1b[32m[I]${SGR0} `;
+const POWERLINE =
+  '\x1b[0;38;5;231;48;5;31;1m root \x1b[0;38;5;31;48;5;240;22m\ue0b0\x1b[0;38;5;250;48;5;240m tmp \x1b[0;38;5;240;49;22m\ue0b0 \x1b[0m';
+
+describe('checkScreen with the prompts people run', () => {
+  it("passes fish's default prompt with its SI bytes, and refuses a typed line after it", async () => {
+    expect(await checkScreen(screen(['root@vm /tmp#'], 14, 0), { prompt: FISH_DEFAULT })).toEqual(ok);
+    expect(await checkScreen(screen(['root@vm /tmp# ls'], 16, 0), { prompt: FISH_DEFAULT })).toEqual(
+      refused(/column 16/),
+    );
+    expect(await checkScreen(screen(['root@vm /tmp# ls'], 14, 0), { prompt: FISH_DEFAULT })).toEqual(
+      refused(/after the cursor/),
+    );
+  });
+
+  it("passes fish's vi mode indicator before the default prompt", async () => {
+    const p = { prompt: FISH_VI_INSERT + FISH_DEFAULT };
+    expect(await checkScreen(screen(['[I] root@vm /tmp#'], 18, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['[N] root@vm /tmp#'], 18, 0), p)).toEqual(
+      refused(/does not show the prompt/, 'prompt'),
+    );
+  });
+
+  it('passes symbols and private-use glyphs, one cell each, and an emoji of two', async () => {
+    const omb = { prompt: '\x1b[0;33m±\x1b[0m|\x1b[1;32mmain\x1b[0;32m✔\x1b[0m|→ ' };
+    expect(await checkScreen(screen(['±|main✔|→'], 10, 0), omb)).toEqual(ok);
+    expect(await checkScreen(screen([' root \ue0b0 tmp \ue0b0'], 14, 0), { prompt: POWERLINE })).toEqual(ok);
+    expect(await checkScreen(screen([' root \ue0b0 tmp \ue0b0 x'], 15, 0), { prompt: POWERLINE })).toEqual(
+      refused(/column 15/),
+    );
+    const glyphs = { prompt: '\x1b[44m ⎇ main ± \x1b[34;49m\ue0b0\x1b[m ✓ ✗ ○ ● ❯ ➜ ' };
+    expect(await checkScreen(screen([' ⎇ main ± \ue0b0 ✓ ✗ ○ ● ❯ ➜'], 24, 0), glyphs)).toEqual(ok);
+    expect(await checkScreen(screen(['🐟 $'], 5, 0), { prompt: '🐟 $ ' })).toEqual(ok);
+    expect(await checkScreen(screen(['日本 $'], 7, 0), { prompt: '日本 $ ' })).toEqual(ok);
+    expect(await checkScreen(screen(['$ 日本'], 2, 0), { prompt: '$ ' })).toEqual(refused(/after the cursor/));
+  });
+
+  it('places OSC titles, 133;A marks and charset selections nowhere, as a terminal does', async () => {
+    const p = { prompt: '\x1b]0;fish /tmp\x07\x1b]133;A\x1b\\\x1b(B\x1b)0\x0e\x0f> ' };
+    expect(await checkScreen(screen(['>'], 2, 0), p)).toEqual(ok);
+    // A carriage return: the text after it overwrites the line's start, as on the screen.
+    expect(await checkScreen(screen(['b $'], 4, 0), { prompt: 'a\rb $ ' })).toEqual(ok);
+  });
+
+  it('passes a pure-like two-line prompt, checking its upper line too', async () => {
+    const pure = { prompt: '\n\x1b[34m~/src\x1b[m \x1b[90mmain\x1b[m\n\x1b[35m❯\x1b[m ' };
+    expect(await checkScreen(screen(['out', '', '~/src main', '❯'], 2, 3), pure)).toEqual(ok);
+    expect(await checkScreen(screen(['out', '', '~/src main', '❯ x'], 3, 3), pure)).toEqual(refused(/column 3/));
+    // A command's output that ends in `❯ ` is not the prompt: its upper line is missing.
+    expect(await checkScreen(screen(['out', '❯'], 2, 1), pure)).toEqual(refused(/does not show the prompt/, 'prompt'));
+  });
+
+  it('passes a tide-like right prompt with a date at the line end, and refuses when it differs', async () => {
+    const p = { prompt: '\x1b[32m~\x1b[m ❯ ', right: `\x1b[90m2026-12-03 \ue0b3 10:41${SGR0}` };
+    const row = (mid: string) => '~ ❯ ' + mid + ' '.repeat(80 - 4 - mid.length - 18) + '2026-12-03 \ue0b3 10:41';
+    expect(await checkScreen(screen([row('')], 4, 0, 80), p)).toEqual(ok);
+    expect(await checkScreen(screen([row('ls')], 4, 0, 80), p)).toEqual(refused(/after the cursor/));
+    const old = '~ ❯' + ' '.repeat(59) + '2026-12-03 \ue0b3 10:40';
+    expect(await checkScreen(screen([old], 4, 0, 80), p)).toEqual(refused(/after the cursor/));
+  });
+
+  it("refuses a prompt that moves the cursor to a fixed place or clears the screen, as the prompt's", async () => {
+    expect(await checkScreen(screen(['$'], 2, 0), { prompt: '\x1b[H$ ' })).toEqual(refused(/fixed place/, 'prompt'));
+    expect(await checkScreen(screen(['$'], 2, 0), { prompt: '\x1b[2J$ ' })).toEqual(refused(/fixed place/, 'prompt'));
+    expect(await checkScreen(screen(['$'], 2, 0), { prompt: '\x1b[A$ ' })).toEqual(refused(/fixed place/, 'prompt'));
+  });
+});
+
+describe('checkScreen, more real prompts', () => {
+  it("keeps a no-break space at a prompt's end (powerline's segments end in one)", async () => {
+    const p = { prompt: '\x1b[0;38;5;231;48;5;31;1m\u00a0root\u00a0\x1b[0;38;5;31;49;22m\ue0b0\u00a0\x1b[0m' };
+    expect(await checkScreen(screen(['\u00a0root\u00a0\ue0b0\u00a0'], 8, 0), p)).toEqual(ok);
+    expect(await checkScreen(screen(['\u00a0root\u00a0\ue0b0\u00a0x'], 9, 0), p)).toEqual(refused(/column 9/));
   });
 });
 

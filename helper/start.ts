@@ -9,7 +9,8 @@ import { CHANNEL, channelFiles, checkRegistryDir, socketPath } from '../src/enro
 import { bootId, procStat } from '../src/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
 import { tmuxQuery } from '../src/os/tmux.js';
-import { SHELL_NAMES, shellFor, type Shell } from './shell/shell.js';
+import { SHELL_NAMES, type Shell } from './shell/shell.js';
+import { shellFor } from './shell/shell-for.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/enrollment/record.js';
 import { LinkLimit } from '../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';

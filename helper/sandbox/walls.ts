@@ -4,26 +4,30 @@
 // socket, bound read-only into the walls' private /tmp), named by the spare's one-time token; a run
 // is its request written on the spare child's stdout connection. New walls only when
 // the policy changes; the old ones end once their last run has ended, idle walls after WALLS_IDLE_MS.
+// This file is the walls' lifecycle and their queue of runs; what a spare's connections say (the
+// kept pair's protocol) is helper/sandbox/spare.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
-import { completionOfStatus, WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
-import type { Completion } from '../../src/protocol/messages.js';
+import { WAITER_GO, WAITER_READY } from '../../src/os/bwrap.js';
 import { childrenOf } from '../../src/os/proc.js';
+import { encodeRequest, INNER_DIR, prefork, waiterCommand, type WaiterProgram, type WaiterRequest } from './waiter.js';
 import {
-  encodeRequest,
-  INNER_DIR,
-  parseReaper,
-  prefork,
-  ACK,
-  waiterCommand,
-  type WaiterProgram,
-  type WaiterRequest,
-} from './waiter.js';
-import { hostPid } from './host-pid.js';
+  hangUp,
+  SpareDoor,
+  type Pending,
+  type Spare,
+  type SpareHost,
+  type WallsEnd,
+  type WallsRunEvents,
+} from './spare.js';
+
+import { wallsDir } from './walls-dir.js';
+
+export type { WallsEnd, WallsRunEvents } from './spare.js';
 
 /** How long walls with no run stay up (they cost no CPU meanwhile, and under 1 MB of PSS with the C waiter, 5 with perl). */
 export const WALLS_IDLE_MS = 10 * 60 * 1000;
@@ -41,84 +45,6 @@ const CONNECT_MS = 10_000;
 const MAX_LOST = 5;
 /** Spares gone before they took it that a run is given another after, before it is said not to have started. */
 const MAX_RETRIES = 3;
-/** Connections that have not named their run yet: at most so many, each for at most HEAD_MS. */
-const MAX_UNNAMED = 32;
-const HEAD_MS = 5000;
-/** The socket's directory beside the helper's own: `.walls-PID-XXXXXX`, PID the helper's. */
-const DIR_PREFIX = '.walls-';
-
-/** Removes the socket directories of helpers that are gone (a helper SIGKILLed could not). */
-function sweepDirs(home: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(home).filter((n) => n.startsWith(DIR_PREFIX));
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    const pid = Number(/^\.walls-(\d+)-/.exec(n)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ESRCH') rmSync(`${home}/${n}`, { recursive: true, force: true });
-    }
-  }
-}
-
-/** What a run in the walls hears of its progress. */
-export interface WallsRunEvents {
-  output(which: 'stdout' | 'stderr', chunk: Buffer): void;
-  /** The run's /bin/sh started: its process group, as this helper's pid namespace numbers it. */
-  started(pgid: number): void;
-  /** Everything the run started is gone: its raw wait status, or why it has none. */
-  ended(end: WallsEnd): void;
-  /** Whether the run is still wanted (not stopped): one stopped before it started is not started again. */
-  wanted?(): boolean;
-}
-
-/** A run's end: its raw wait status, or why it has none (`ran`: it may have run; `sandbox`: the walls failed, not the run's exec). */
-export type WallsEnd = { completion: Completion } | { failed: string; ran: boolean; sandbox: boolean };
-
-type Stream = 'o' | 'e';
-
-/**
- * A run's reaper and child, forked ahead (PREFORK), named by a one-time token, and their three
- * connections; a run once one is handed to it. Ready to take a run once all three are up and the
- * reaper said the child's pid.
- */
-interface Spare {
-  token: string;
-  status?: Socket;
-  o?: Socket;
-  e?: Socket;
-  /** The child's pid inside the walls (its reaper's `S`), and as this helper numbers it. */
-  pid?: number;
-  pgid?: number;
-  report: string;
-  timer: NodeJS.Timeout;
-  run?: Pending;
-}
-
-/** A run: waiting for a spare, then in one. */
-interface Pending {
-  events: WallsRunEvents;
-  request: Buffer;
-  timer: NodeJS.Timeout;
-  spare?: Spare;
-  /** The child said it took the request (ACK): only from then can anything of the run have run. */
-  took: boolean;
-  open: Set<Stream>;
-  ended: boolean;
-  /** Spares that were gone before they took this run (it went to the next one). */
-  retries: number;
-}
-
-/** Closes a spare's three connections (its child, waiting on one, ends at that). */
-const hangUp = (sp: Spare): void => {
-  for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
-};
-
 /** Walls not yet ended: SIGKILLed when the helper exits (bwrap's parent-death signal covers a SIGKILL). */
 const live = new Set<Walls>();
 const endAll = (): void => {
@@ -145,8 +71,18 @@ export class Walls {
   /** Spares that ended before any run took them, since a run last came: past MAX_LOST none is kept ahead. */
   private lost = 0;
   private retired = false;
-  private unnamed = 0;
   closed = false;
+  /** What the spares' connections ask of these walls (helper/sandbox/spare.ts). */
+  private readonly host: SpareHost = {
+    spare: (token) => this.spares.get(token),
+    lose: (sp) => this.lose(sp),
+    again: (run) => this.again(run),
+    finish: (run, end) => this.finish(run, end),
+    dispatch: () => this.dispatch(),
+    close: () => this.close(),
+    waiterPid: () => this.waiterPid(),
+  };
+  private readonly door = new SpareDoor(this.host);
 
   /** `args`: bwrap's walls up to `--` (latin1 strings: one character per byte); `home`: where the socket's directory goes. */
   constructor(
@@ -157,11 +93,10 @@ export class Walls {
     readonly key: string,
     private readonly idleMs: number = WALLS_IDLE_MS,
   ) {
-    sweepDirs(home);
-    this.dir = mkdtempSync(`${home}/${DIR_PREFIX}${process.pid}-`);
+    this.dir = wallsDir(home);
     if (live.size === 0 && !process.listeners('exit').includes(endAll)) process.on('exit', endAll);
     live.add(this);
-    this.server = createServer((s) => this.accept(s));
+    this.server = createServer((s) => this.door.accept(s));
     this.server.on('error', () => this.close());
     this.server.listen(`${this.dir}/s`, () => {
       try {
@@ -288,61 +223,6 @@ export class Walls {
     this.preforkSoon(LONG_RUN_MS);
   }
 
-  /** A spare's connection, named by its token: what it says before the spare has a run and once it has. */
-  private attach(sp: Spare, kind: 's' | Stream, s: Socket, rest: Buffer): void {
-    if (kind === 's') return this.attachStatus(sp, s, rest);
-    sp[kind] = s;
-    const which = kind === 'o' ? 'stdout' : 'stderr';
-    const hear = (c: Buffer): void => {
-      const run = sp.run;
-      if (!run) return this.lose(sp); // a child says nothing before its run
-      if (kind === 'o' && !run.took) {
-        if (c[0] !== ACK.charCodeAt(0)) return this.again(run);
-        run.took = true;
-        c = c.subarray(1);
-      }
-      if (c.length > 0 && !run.ended) run.events.output(which, c);
-    };
-    s.on('data', hear);
-    s.once('close', () => {
-      const run = sp.run;
-      if (!run) return this.lose(sp);
-      run.open.delete(kind);
-      this.settle(run);
-    });
-    if (rest.length > 0) hear(rest);
-    this.dispatch();
-  }
-
-  private attachStatus(sp: Spare, s: Socket, rest: Buffer): void {
-    sp.status = s;
-    const hear = (c: Buffer): void => {
-      sp.report = (sp.report + c.toString('latin1')).slice(0, 256);
-      if (sp.run) return this.settle(sp.run);
-      const r = parseReaper(sp.report);
-      if (r.status !== undefined || r.failed !== undefined) return this.lose(sp);
-      if (r.pid !== undefined && sp.pid === undefined) {
-        sp.pid = r.pid;
-        sp.pgid = hostPid(this.waiterPid(), r.pid);
-        this.dispatch();
-      }
-    };
-    s.on('data', hear);
-    s.once('close', () => {
-      const run = sp.run;
-      if (!run) return this.lose(sp);
-      if (parseReaper(sp.report).status !== undefined || run.ended) return;
-      // The child dies with its reaper: one that had not taken the request ran nothing.
-      if (!run.took) return this.again(run);
-      // The run's reaper was killed before it could say the run's end: only the walls' end proves
-      // that nothing the run started is left, so these walls end (and every run in them).
-      const failed = parseReaper(sp.report).failed ?? 'the run ended its own reaper in the sandbox';
-      this.finish(run, { failed, ran: true, sandbox: true });
-      this.close();
-    });
-    if (rest.length > 0) hear(rest);
-  }
-
   /** A spare that ended or failed before it took a run: gone, and a run waiting gets another. */
   private lose(sp: Spare): void {
     if (sp.run || !this.spares.has(sp.token)) return;
@@ -402,47 +282,6 @@ export class Walls {
     for (const run of [...this.waiting]) this.finish(run, { failed: why, ran: false, sandbox: true });
     for (const run of [...this.running]) this.finish(run, { failed: why, ran: run.took, sandbox: true });
     this.close();
-  }
-
-  private accept(s: Socket): void {
-    s.on('error', () => undefined);
-    // A run in the walls can connect too: a connection must name a spare at once, and only so many may try.
-    if (this.unnamed >= MAX_UNNAMED) return void s.destroy();
-    this.unnamed += 1;
-    let named = false;
-    const unname = (): void => {
-      if (!named) this.unnamed -= 1;
-      named = true;
-    };
-    s.setTimeout(HEAD_MS, () => s.destroy());
-    s.once('close', unname);
-    let head = Buffer.alloc(0);
-    const onHead = (chunk: Buffer): void => {
-      head = Buffer.concat([head, chunk]);
-      if (head.length < 34) return;
-      s.off('data', onHead);
-      s.setTimeout(0);
-      unname();
-      const sp = this.spares.get(head.toString('latin1', 0, 32));
-      const kind = head.toString('latin1', 32, 34);
-      if (!sp || !/^[soe]\n$/.test(kind) || sp[kind[0] === 's' ? 'status' : (kind[0] as Stream)]) {
-        s.destroy();
-        return;
-      }
-      this.attach(sp, kind[0] as 's' | Stream, s, head.subarray(34));
-    };
-    s.on('data', onHead);
-  }
-
-  /** The run ends once its reaper said so and both of its streams have closed. */
-  private settle(run: Pending): void {
-    if (run.ended || !run.spare) return;
-    const r = parseReaper(run.spare.report);
-    if (r.failed !== undefined) return this.finish(run, { failed: r.failed, ran: false, sandbox: false });
-    if (r.status === undefined || run.open.size > 0) return;
-    // The child ended without taking the request (killed before it read it): nothing of it ran.
-    if (!run.took) return this.again(run);
-    this.finish(run, { completion: completionOfStatus(r.status) });
   }
 
   private finish(run: Pending, end: WallsEnd): void {

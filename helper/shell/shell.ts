@@ -1,7 +1,7 @@
 // The one interface the helper's coordinators (helper/main.ts, helper/run/dispatch.ts,
-// helper/service.ts) talk to the enrolled shell through, and the one switch that picks a shell's
-// module by name: zsh (helper/shell/zsh.ts: zle's descriptor handler, FIFOs) or a signal-woken
-// shell (helper/shell/signal.ts: bash, fish). No other file names a shell.
+// helper/service.ts) talk to the enrolled shell through. It names no implementation: the switch
+// that picks a shell's module by name is helper/shell/shell-for.ts, beside it, and the modules
+// (helper/shell/zsh.ts, helper/shell/signal.ts) import this file, never the switch.
 import type { SandboxShown } from '../sandbox/policy.js';
 import type { RunDetails } from './approval.js';
 import type { Snapshot } from './snapshot.js';
@@ -65,24 +65,4 @@ export interface ShellPlace {
   shellPid: number;
   tmuxSocket: string;
   paneId: string;
-}
-
-/** The module for the shell named `name`, or undefined for a name no module serves. */
-export async function shellFor(name: string, place: ShellPlace): Promise<Shell | undefined> {
-  switch (name) {
-    case 'zsh': {
-      const { ZshShell } = await import('./zsh.js');
-      return new ZshShell(place.base);
-    }
-    case 'bash': {
-      const { SignalShell } = await import('./signal.js');
-      return new SignalShell('bash', place, { notices: false, asks: false });
-    }
-    case 'fish': {
-      const { SignalShell } = await import('./signal.js');
-      return new SignalShell('fish', place, { notices: true, asks: false });
-    }
-    default:
-      return undefined;
-  }
 }

@@ -1,5 +1,5 @@
 // `tmux-run runs`: the runs the live helpers hold (started with tmux_run_start), as a table or JSON.
-import { listHeldRuns, type RunListing } from '../broker/long-run.js';
+import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { AuditLog, auditPath } from '../audit/audit-log.js';
 import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell, type Color } from './output.js';

@@ -1,6 +1,7 @@
 // `tmux-run stop RUN`: the person stops a held run (a background service, a long build) from any
 // terminal, through the same signed request as tmux_run_cancel; the audit trail says by: person.
-import { heldTool, listHeldRuns, type RunListing } from '../broker/long-run.js';
+import { heldTool } from '../broker/long-run.js';
+import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { isPending, type LongResult } from '../broker/result.js';
 import { AuditLog, auditPath } from '../audit/audit-log.js';
 import { escapeControls, safeJson } from '../broker/escape.js';

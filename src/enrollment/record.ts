@@ -3,7 +3,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, un
 import { join } from 'node:path';
 import { recordPath } from './layout.js';
 
-/** The shells a pane can be enrolled from (the record's `shell`; helper/shell/shell.ts picks the module). */
+/** The shells a pane can be enrolled from (the record's `shell`; helper/shell/shell-for.ts picks the module). */
 export const SHELL_NAMES = ['zsh', 'bash', 'fish'] as const;
 export type ShellName = (typeof SHELL_NAMES)[number];
 /** How the empty line is known: `exact` (the shell's line editor says so) or `screen` (read from the pane). */

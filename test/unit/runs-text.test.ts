@@ -1,7 +1,7 @@
 // The text of a tmux_runs result, for a client that shows text: each held run in one line a person
 // reads as a sentence (state, outcome, byte counts, when it was queued and until when it is held).
 import { describe, expect, it } from 'vitest';
-import type { RunListing } from '../../src/broker/long-run.js';
+import type { RunListing } from '../../src/broker/held-runs.js';
 import { renderRuns } from '../../src/mcp/server.js';
 
 const base: RunListing = {

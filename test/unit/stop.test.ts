@@ -1,6 +1,6 @@
 // `tmux-run stop RUN` names one held run by its id or a prefix of at least 8 hex digits.
 import { describe, expect, it } from 'vitest';
-import type { RunListing } from '../../src/broker/long-run.js';
+import type { RunListing } from '../../src/broker/held-runs.js';
 import { describeStop, pickRun, runPrefix } from '../../src/cli/stop.js';
 import { failure } from '../../src/broker/result.js';
 import { CliError, UsageError } from '../../src/cli/errors.js';

@@ -1,0 +1,175 @@
+// One conversation with a pane's helper about a held run (tmux_run_start, tmux_run_wait,
+// tmux_run_cancel): the request goes out, and the helper's frames become the call's result (the
+// final result, a pending snapshot or a refusal); a link that breaks, or a helper that is gone,
+// becomes helper_lost or helper_unreachable, with what it left running stopped.
+import type { EnrollmentRecord } from '../enrollment/record.js';
+import type { Reply, Request } from '../protocol/messages.js';
+import type { Transport } from '../protocol/transport.js';
+import { terminateGroup } from '../os/process-group.js';
+import { ConnectError, connectHelper, exchange } from './helper-client.js';
+import { recordSocket } from './registry.js';
+import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
+import { heldAuthorization } from './authorize.js';
+import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply, type RunContext } from './run-tool.js';
+
+/** A final result whose streams passed their limits (overflow tail): each says so, with every byte counted. */
+function withTruncation(result: ToolResult, r: Extract<Reply, { type: 'done' | 'error' }>): ToolResult {
+  if (r.type !== 'done' || !r.truncated || !result.ok) return result;
+  const d = result.data;
+  const mark = (s: typeof d.stdout, t: { bytes: number; kept_from: number } | undefined): typeof d.stdout =>
+    t ? { ...s, bytes: t.bytes, truncated: true, kept_from: t.kept_from } : s;
+  return {
+    ok: true,
+    data: { ...d, stdout: mark(d.stdout, r.truncated.stdout), stderr: mark(d.stderr, r.truncated.stderr) },
+  };
+}
+
+/** What one conversation about a held run knows so far. */
+interface Talk {
+  ctx: RunContext;
+  rec: EnrollmentRecord;
+  target: Target;
+  runId: string;
+  what: string;
+  /** Known for a start; a wait or cancel learns the script's digest from the helper's `held` frame. */
+  auth: Authorization | undefined;
+  /** The helper sent something (so the request reached it). */
+  answered: boolean;
+  /** The run's process group, once the helper said it started. */
+  pgid: number | undefined;
+  settled: boolean;
+}
+
+/**
+ * Sends one request about a held run and turns the helper's answer into the call's result: the
+ * final result, a pending snapshot, or a refusal. `known` is the authorization of a start; a wait
+ * or cancel learns the script's digest from the helper's `held` frame. A link that breaks first
+ * means the helper died: what it left running is stopped (its journal), and the result says so.
+ */
+export function converse(
+  ctx: RunContext,
+  rec: EnrollmentRecord,
+  target: Target,
+  req: Request,
+  runId: string,
+  known: Authorization | undefined,
+  what: string,
+): Promise<LongResult> {
+  return connectHelper(recordSocket(ctx.dir, rec)).then(
+    (t) =>
+      talk(t, req, { ctx, rec, target, runId, what, auth: known, answered: false, pgid: undefined, settled: false }),
+    (e: unknown) => noHelper(ctx, rec, runId, e),
+  );
+}
+
+/** Sends `req` over `t` and settles with the first frame (or loss) that decides the call. */
+function talk(t: Transport, req: Request, s: Talk): Promise<LongResult> {
+  return new Promise<LongResult>((resolve) => {
+    const x = exchange(t);
+    const settle = (r: LongResult): void => {
+      if (s.settled) return;
+      s.settled = true;
+      s.ctx.signal?.removeEventListener('abort', onAbort);
+      x.close();
+      resolve(r);
+    };
+    // A cancelled call (start or wait) lets go of the run; the helper holds it. No result is sent.
+    const onAbort = (): void => {
+      s.ctx.log(`${s.what}: the client cancelled the call; run ${s.runId.slice(0, 8)} is left to its helper`);
+      settle(failure('cancelled', 'the call was cancelled; the run goes on, held by its helper', 'observed'));
+    };
+    s.ctx.signal?.addEventListener('abort', onAbort, { once: true });
+    x.onreply = (r: Reply) => {
+      s.answered = true;
+      const decided = heldReply(s, r);
+      if (decided) settle(decided);
+    };
+    x.onclose = (e) => {
+      void linkLost(s, settle, e);
+    };
+    x.send(req);
+  });
+}
+
+/** One frame from the helper: the call's result when it decides the call, undefined while it goes on. */
+function heldReply(s: Talk, r: Reply): LongResult | undefined {
+  if (forwardProgress(r, s.ctx)) return undefined;
+  switch (r.type) {
+    case 'held':
+      s.auth = heldAuthorization(s.rec, s.runId, r.script_digest);
+      return undefined;
+    case 'started':
+      s.pgid = r.pgid;
+      return undefined;
+    case 'pending':
+      if (!s.auth) break;
+      return {
+        pending: {
+          run_id: s.runId,
+          target: s.target,
+          authorization: s.auth,
+          state: r.state,
+          elapsed_ms: r.elapsed_ms,
+          stdout_bytes: r.stdout_bytes,
+          stderr_bytes: r.stderr_bytes,
+          stdout_tail: r.stdout_tail,
+          stderr_tail: r.stderr_tail,
+          background: r.background,
+        },
+      };
+    case 'done':
+    case 'error':
+      // Refused before the helper found the run (unknown_run, stale_generation...): nothing changed.
+      if (!s.auth) {
+        if (r.type === 'error') return failure(r.code, r.message, 'not_sent');
+        break;
+      }
+      return withTruncation(resultFromReply(r, s.target, s.auth), r);
+  }
+  return unexpectedReply(s.what, r.type, s.auth ?? null);
+}
+
+/** The link broke before the call was decided: the helper died; stop what it left running and say so. */
+async function linkLost(s: Talk, settle: (r: LongResult) => void, e?: Error): Promise<void> {
+  if (s.settled) return;
+  const { ctx, rec, runId, what } = s;
+  if (s.pgid !== undefined) terminateGroup(s.pgid);
+  const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
+  if (s.settled) return;
+  const why = e ? ` (${e.message})` : '';
+  settle(
+    failure(
+      'helper_lost',
+      `the link to the helper of pane ${rec.pane_id} broke${why} during ${what}${reaped ? `; tmux-run ${reaped.detail}` : ''}; what the run did is unknown (the audit trail has what was recorded)`,
+      s.answered || reaped ? 'observed' : 'possibly_sent',
+      {
+        state: 'unknown',
+        // A wait learns the digest from the helper's `held` frame; a link that broke before
+        // it came has the run's journal (what afterHelperLoss found) to tell it.
+        authorization: s.auth ?? (reaped ? heldAuthorization(rec, runId, reaped.script_digest) : null),
+        completion: { state: 'unobserved' },
+      },
+    ),
+  );
+}
+
+/** No helper to talk to. If it died, stop what it left running; the run named here is lost with it. */
+async function noHelper(ctx: RunContext, rec: EnrollmentRecord, runId: string, e: unknown): Promise<ToolResult> {
+  const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
+  if (reaped)
+    return failure(
+      'helper_lost',
+      `the helper of pane ${rec.pane_id} died (pid ${rec.helper_pid}); tmux-run ${reaped.detail}; the run's result is lost, and what it did is unknown (see tmux-run log --run ${runId.slice(0, 8)})`,
+      'observed',
+      {
+        state: reaped.action === 'not_started' ? 'none' : 'unknown',
+        authorization: heldAuthorization(rec, runId, reaped.script_digest),
+        completion: { state: 'unobserved' },
+      },
+    );
+  return failure(
+    'helper_unreachable',
+    `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended, and the runs it held with it; list panes again`,
+    'not_sent',
+  );
+}

@@ -33,7 +33,7 @@ function wrap<R extends InputResult | ScreenResult>(
   }
   return {
     content: [{ type: 'text', text: render(r) }],
-    structuredContent: r as unknown as Record<string, unknown>,
+    structuredContent: r,
     isError: !r.ok,
   };
 }

@@ -336,8 +336,10 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
 }
 
 /*
- * echo(masterFd) -> true, false, or null: whether a terminal's echo is on, read through its master
- * (on Linux tcgetattr on a pty's master gives the slave's termios: the program is not touched).
+ * echo(masterFd) -> true, false, or null: whether what is typed on a terminal shows, read through
+ * its master (on Linux tcgetattr on a pty's master gives the slave's termios: the program is not
+ * touched). False only for ECHO off with ICANON on: a password prompt (getpass, `stty -echo`); a
+ * line editor (readline, a REPL) turns both off and draws what is typed itself.
  */
 static napi_value term_echo(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -353,7 +355,7 @@ static napi_value term_echo(napi_env env, napi_callback_info info) {
     napi_get_null(env, &result);
     return result;
   }
-  napi_get_boolean(env, (t.c_lflag & ECHO) != 0, &result);
+  napi_get_boolean(env, (t.c_lflag & ECHO) != 0 || (t.c_lflag & ICANON) == 0, &result);
   return result;
 }
 

@@ -64,7 +64,8 @@ export class Emulator {
   private now(): ScreenView {
     const b = this.term.buffer.active;
     const lines: string[] = [];
-    for (let y = 0; y < this.term.rows; y++) lines.push(b.getLine(b.baseY + y)?.translateToString(true) ?? '');
+    for (let y = 0; y < this.term.rows; y++)
+      lines.push((b.getLine(b.baseY + y)?.translateToString(true) ?? '').replace(/ +$/, ''));
     return {
       cols: this.term.cols,
       rows: this.term.rows,

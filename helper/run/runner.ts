@@ -65,6 +65,11 @@ export interface RunOutcome {
 
 /** How long output is still collected after /bin/sh exits. */
 export const DRAIN_MS = 50;
+/**
+ * A terminal run's drain: its master reports the end of output (EIO) only once every holder of
+ * the terminal has closed it, which can come later than /bin/sh's exit on a busy machine.
+ */
+export const TERMINAL_DRAIN_MS = 500;
 const signalNumber = (name: NodeJS.Signals): number => (osConstants.signals as Record<string, number>)[name] ?? 255;
 
 let chosen: SpawnKind | undefined;
@@ -154,7 +159,7 @@ export class Run {
       this.exitedAt = monotonicMs();
       this.completion = completion;
       if (open === 0) this.end('completed');
-      else setTimeout(() => this.end('completed'), DRAIN_MS);
+      else setTimeout(() => this.end('completed'), this.spec.terminal ? TERMINAL_DRAIN_MS : DRAIN_MS);
     };
     return this.pgid;
   }

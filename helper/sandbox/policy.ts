@@ -4,12 +4,17 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { processWalls } from '../../src/os/bwrap.js';
 import { refuseWritable, within } from './writable.js';
-
-/** The values TMUX_RUN_SANDBOX takes; anything else refuses every run. */
-export const SANDBOX_VALUES = ['off', 'workspace', 'workspace+net', 'read-only'] as const;
-export type SandboxValue = (typeof SANDBOX_VALUES)[number];
-/** What listings show for a pane: its value, `invalid` for anything else, `unknown` before its first prompt. */
-export type SandboxShown = SandboxValue | 'invalid' | 'unknown';
+import {
+  SANDBOX_VALUES,
+  type PathFact,
+  type Refusal,
+  type SandboxFacts,
+  type SandboxPlan,
+  type SandboxShown,
+  type SandboxValue,
+  type ShellParams,
+  type OwnFacts,
+} from './plan.js';
 
 /** Hidden by default under each home directory (TMUX_RUN_SANDBOX_HIDE replaces the list). */
 export const DEFAULT_HIDDEN = [
@@ -26,55 +31,19 @@ export const DEFAULT_HIDDEN = [
   '.local/share/keyrings',
 ] as const;
 
-/** The shell parameters the snapshot carries for the sandbox (`:NAME=value` entries), by name. */
-export type ShellParams = Readonly<Record<string, string | undefined>>;
-
-/** What the helper itself knows: its registry directory, the tmux socket of its record, the audit trail. */
-export interface OwnFacts {
-  registryDir: string;
-  tmuxSocket: string;
-  auditPath: string;
-  /** The user's home directory as the password database has it. */
-  userHome: string;
-  uid: number;
-}
-
-export interface SandboxPlan {
-  value: Exclude<SandboxValue, 'off'>;
-  net: boolean;
-  cwd: string;
-  /** Writable trees: the cwd's and TMUX_RUN_SANDBOX_WRITE's, as given (none for read-only). */
-  writable: { path: string; from: 'cwd' | 'write' }[];
-  hidden: string[];
-  readOnly: string[];
-  /** Home directories and $ZDOTDIR: no writable tree may be or hold one. */
-  homes: string[];
-  /** Git directories named outside the tree ($GIT_DIR), protected like the ones found. */
-  gitDirs: string[];
-}
-
-export type Refusal = { ok: false; message: string };
-
-/** A path as found at dispatch: its real path (symlinks resolved; for a missing one, its parent's) and kind. */
-export interface PathFact {
-  real: string;
-  kind: 'dir' | 'file' | 'missing';
-}
-/** An entry of a git directory as lstat sees it (a symlink is not followed). */
-export type EntryKind = 'dir' | 'file' | 'link' | 'missing';
-/** A git directory found at dispatch (real path). */
-export interface GitRepo {
-  dir: string;
-}
-export interface SandboxFacts {
-  paths: ReadonlyMap<string, PathFact>;
-  repos: readonly GitRepo[];
-  /** `.git` files (gitlinks: worktrees, submodules) and `.git` symlinks found, by real path of the entry. */
-  gitLinks: readonly { path: string; symlink: boolean }[];
-  /** Set when the search for repositories gave up (how many directories it read). */
-  searchGaveUp?: number;
-}
-
+export {
+  SANDBOX_VALUES,
+  type EntryKind,
+  type GitRepo,
+  type OwnFacts,
+  type PathFact,
+  type Refusal,
+  type SandboxFacts,
+  type SandboxPlan,
+  type SandboxShown,
+  type SandboxValue,
+  type ShellParams,
+} from './plan.js';
 export { refuseWritable, within };
 
 /** TMUX_RUN_SANDBOX as listings show it (pure). */

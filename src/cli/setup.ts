@@ -13,35 +13,9 @@ import { backup, readSettings, removeSettings, writeSettings } from './setup/fil
 import { ConfigError } from './setup/merge.js';
 import { addBlock, RcEditedError, removeBlock } from './setup/rc.js';
 import { escaped, printedText, rcText, serverText, writtenText } from './setup/text.js';
+import type { ClientReport, RcReport } from './setup/report.js';
 import type { ParsedArgs } from './args.js';
 import type { Command } from './command.js';
-
-/** What happened to one file (or would, with --dry-run). */
-export interface FileReport {
-  file: string;
-  status: string;
-  written: boolean;
-  backup: string | null;
-}
-
-export interface RcReport extends FileReport {
-  /** The shell whose start-up file this is. */
-  shell: string;
-  line: string;
-  /** For `unmarked`/`other_install`: the person's own line that sources a snippet. */
-  existing?: { line: number; path: string };
-}
-
-export interface ClientReport extends FileReport {
-  client: string;
-  title: string;
-  format: 'json' | 'toml';
-  entry: Record<string, unknown>;
-  snippet: string;
-  command: string | null;
-  rewritten: boolean;
-  error?: string;
-}
 
 const HELP = `Usage: tmux-run setup [--shell SHELL] [--write CLIENT] [--dry-run] [--no-rc] [--rc FILE] [--json]
        tmux-run setup --undo [--shell SHELL] [--dry-run] [--rc FILE] [--json]

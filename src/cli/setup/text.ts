@@ -3,7 +3,7 @@
 // control sequence printed.
 import { escapeControls } from '../../broker/escape.js';
 import { paint, type Io } from '../output.js';
-import type { ClientReport, RcReport } from '../setup.js';
+import type { ClientReport, RcReport } from './report.js';
 import type { ServerEntry } from './entry.js';
 
 /** `value` with every string in it passed through escapeControls. */

@@ -1,0 +1,72 @@
+// Everything one run of the bench (scripts/bench.ts) measures, as bench-results/latest.json keeps it.
+import type { Stats } from './bench-common.js';
+import type { EnrollCost, Memory } from './bench-enroll.js';
+import type { FishCost } from './bench-fish.js';
+import type { SandboxMetrics } from './bench-sandbox.js';
+import type { ShellsCost } from './bench-shells.js';
+import type { SpawnMetrics } from './bench-spawn.js';
+import type { Traces } from './bench-trace.js';
+import type { WallsBench } from './bench-walls.js';
+import type { WatchCost } from './bench-watch.js';
+import type { PromptCost } from './bench-zsh.js';
+
+export interface HelperMetrics {
+  pid: number;
+  runs: number;
+  rss_kb_start: number;
+  rss_kb_after_warmup: number;
+  rss_kb_after: number;
+  rss_kb_after_more: number;
+  fds_start: number;
+  fds_after: number;
+  fds_after_more: number;
+  rss_kb_after_big?: number;
+  rss_kb_after_big_idle?: number;
+}
+
+export interface Metrics {
+  loadavg_start: number[];
+  loadavg_end: number[];
+  enroll_ms: Stats;
+  node_start_ms: Stats;
+  server_start_ms: Stats;
+  floor_true_ms: Stats;
+  run_true_ms: Stats;
+  cpu_ms_per_run: Record<string, number>;
+  ratio_true: number;
+  helper: HelperMetrics;
+  rate_one_pane: Stats;
+  rate_four_panes: Stats;
+  rate_ratio: number;
+  floor_big_ms: Stats;
+  run_big_ms: Stats;
+  ratio_big: number;
+  floor_mid_ms: Stats;
+  run_mid_ms: Stats;
+  ratio_mid: number;
+  output_full_ms: Stats;
+  output_poll_ms: Stats;
+  /** The per-stage tables of the traced runs (scripts/bench-trace.ts). */
+  trace: Traces;
+  broker_rss_kb: number | undefined;
+  broker_rss_kb_start: number | undefined;
+  broker_rss_kb_after: number | undefined;
+  broker_rss_kb_after_more: number | undefined;
+  failed_runs: number;
+  /** What enrolling costs the shell (scripts/bench-enroll.ts); the helper's PSS after the runs. */
+  enroll_cost: EnrollCost;
+  /** What a fish pane costs: source, first prompt, a run (scripts/bench-fish.ts). */
+  fish_cost: FishCost;
+  helper_memory_after: Memory | undefined;
+  sandbox?: SandboxMetrics;
+  /** Plain runs spawned natively and by Node, alternating on two panes. */
+  spawn?: SpawnMetrics;
+  /** The spawn path and the sandbox, the base tree against this one in one process (scripts/bench-walls.ts). */
+  walls?: WallsBench;
+  /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
+  watch?: WatchCost;
+  /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench-zsh.ts). */
+  prompt_cost?: PromptCost;
+  /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
+  shells?: ShellsCost;
+}

@@ -6,6 +6,7 @@ import type { PaneListing } from '../../src/broker/registry.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import type { McpHandle } from '../support/mcp.js';
+import type { Pane } from '../support/pane.js';
 import { auditEventually } from '../support/audit.js';
 import { cancel, finalOf, heldRuns, runIdOf, start, wait } from '../long/support.js';
 import { input, running } from './support.js';
@@ -13,10 +14,11 @@ import { input, running } from './support.js';
 describe('input pipe', () => {
   const scope = useServer();
   let listing: PaneListing;
+  let pane: Pane;
   let mcp: McpHandle;
 
   beforeAll(async () => {
-    ({ listing } = await enrolledPane(scope.server));
+    ({ pane, listing } = await enrolledPane(scope.server));
     mcp = await scope.startMcp();
   });
 
@@ -124,5 +126,18 @@ describe('input pipe', () => {
       runIdOf(await start(mcp.client, listing, many, { input: 'pipe', overflow: 'stop' })),
     );
     expect(stop.error.code).toBe('output_limit_exceeded');
+  });
+
+  it('is refused in a sandboxed pane (the walls do not take input yet): it fails closed, never unwalled', async () => {
+    await pane.run('TMUX_RUN_SANDBOX=read-only');
+    for (const mode of ['pipe', 'terminal']) {
+      const r = await finalOf(
+        mcp.client,
+        listing,
+        runIdOf(await start(mcp.client, listing, 'echo ran', { input: mode })),
+      );
+      expect(r.error, mode).toMatchObject({ code: 'sandbox_unavailable', effects: { state: 'none' } });
+    }
+    await pane.run('unset TMUX_RUN_SANDBOX');
   });
 });

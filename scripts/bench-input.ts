@@ -17,14 +17,16 @@ export interface InputBench {
   helper_rss_kb: { before?: number; after?: number };
 }
 
-type Call = { structuredContent?: Record<string, any> };
+type Call = {
+  structuredContent?: { ok?: boolean; pending?: { run_id?: string; state?: string }; data?: unknown };
+};
 
 async function roundTrips(client: Client, pane: PaneListing, mode: 'pipe' | 'terminal', n: number): Promise<Stats> {
   const target = { kind: 'pane', id: pane.pane_id, generation: pane.generation };
   const call = (name: string, args: object): Promise<Call> =>
     client.callTool({ name, arguments: { target, ...args } }) as Promise<Call>;
   const started = await call('tmux_run_start', { script: 'exec cat', input: mode, wait_ms: 0 });
-  const runId = started.structuredContent?.pending?.run_id as string | undefined;
+  const runId = started.structuredContent?.pending?.run_id;
   if (!runId) throw new Error(`the ${mode} run for the input round trip did not start`);
   for (let i = 0; i < 100; i++) {
     const p = await call('tmux_run_wait', { run_id: runId, wait_ms: 100 });

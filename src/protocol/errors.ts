@@ -1,5 +1,5 @@
 // Every error code tmux-run can put in a result (`error.code`) or a helper's error reply: one list,
-// documented one row each in README's "Error codes" table.
+// documented one row each in the "Error codes" table of docs/tools.md.
 
 export const ERROR_CODES = [
   'invalid_arguments',

@@ -127,8 +127,8 @@ describe('sandbox: secrets and the person’s sockets', () => {
     expect(screenBefore).not.toContain(token);
   });
 
-  // A socket file outside the hidden places stays reachable (README: add it to TMUX_RUN_SANDBOX_HIDE):
-  // the remedy README gives must hold.
+  // A socket file outside the hidden places stays reachable (docs/sandbox.md: add it to TMUX_RUN_SANDBOX_HIDE):
+  // the remedy docs/sandbox.md gives must hold.
   it('cannot type into another tmux server of the person’s once its socket is in TMUX_RUN_SANDBOX_HIDE (off: it can)', async () => {
     const { server } = fx();
     const dir = join(server.home, '.tmux');

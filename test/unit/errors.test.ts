@@ -1,4 +1,5 @@
-// Error codes are data: one list, the wire schema's enum, and README's table all agree, and a
+// Error codes are data: one list, the wire schema's enum, and the tools' reference's table
+// (docs/tools.md, "Error codes") all agree, and a
 // refusal says "nothing was run" exactly once, added by the code, not typed by hand.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -9,11 +10,11 @@ import { checkRegistryDir, RegistryDirError } from '../../src/enrollment/layout.
 
 const root = new URL('../../', import.meta.url);
 
-/** The codes named in the first column of README's "Error codes" table. */
-function readmeCodes(readme: string): string[] {
-  const start = readme.indexOf('### Error codes');
+/** The codes named in the first column of the "Error codes" table (docs/tools.md). */
+function documentedCodes(page: string): string[] {
+  const start = page.indexOf('## Error codes');
   expect(start).toBeGreaterThanOrEqual(0);
-  const rows = readme
+  const rows = page
     .slice(start)
     .split('\n')
     .filter((l) => l.startsWith('| `'));
@@ -21,15 +22,15 @@ function readmeCodes(readme: string): string[] {
 }
 
 describe('error codes', () => {
-  it('README documents every code, and no other', () => {
-    const documented = readmeCodes(readFileSync(new URL('README.md', root), 'utf8'));
+  it('docs/tools.md documents every code, and no other', () => {
+    const documented = documentedCodes(readFileSync(new URL('docs/tools.md', root), 'utf8'));
     expect([...documented].sort()).toEqual([...ERROR_CODES].sort());
     expect(new Set(documented).size).toBe(documented.length);
   });
 
   it('the reader of the table finds a missing or an extra code', () => {
-    const table = '### Error codes\n| code | x |\n| --- | --- |\n| `a_code`, `b_code` | y |\n| `c_code` | z |\n';
-    expect(readmeCodes(table)).toEqual(['a_code', 'b_code', 'c_code']);
+    const table = '## Error codes\n| code | x |\n| --- | --- |\n| `a_code`, `b_code` | y |\n| `c_code` | z |\n';
+    expect(documentedCodes(table)).toEqual(['a_code', 'b_code', 'c_code']);
   });
 
   it("the wire schema's error reply takes exactly these codes", () => {

@@ -1,4 +1,4 @@
-// The import rule of the layout (README "Layout"): the shared core (src/protocol, src/enrollment,
+// The import rule of the layout (docs/development.md, "Layout"): the shared core (src/protocol, src/enrollment,
 // src/os, src/audit, and the code generated from schemas/) imports only the shared core; helper/
 // imports only the shared core and itself; nothing in src/ imports helper/.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -31,19 +31,8 @@ export const DEFAULT_HIDDEN = [
   '.local/share/keyrings',
 ] as const;
 
-export {
-  SANDBOX_VALUES,
-  type EntryKind,
-  type GitRepo,
-  type OwnFacts,
-  type PathFact,
-  type Refusal,
-  type SandboxFacts,
-  type SandboxPlan,
-  type SandboxShown,
-  type SandboxValue,
-  type ShellParams,
-} from './plan.js';
+// The sandbox's terms, passed on: importers of the policy find them here as before.
+export * from './plan.js';
 export { refuseWritable, within };
 
 /** TMUX_RUN_SANDBOX as listings show it (pure). */

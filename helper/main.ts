@@ -3,10 +3,11 @@
 // 0600 socket, and ends with its shell. The start-up steps are in helper/start.ts.
 import { lstatSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { channelFiles, journalPath, recordPath } from '../src/enrollment/layout.js';
+import { channelFiles, journalPath, recordPath, statusPath } from '../src/enrollment/layout.js';
 import { removeQuietly, writeRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { HelperService } from './service.js';
+import { StatusPublisher } from './status.js';
 import { RunJournal } from '../src/enrollment/run-journal.js';
 import { checkPlace, EnrollError, endings, listen, liveness, log, makeRecord, openShell, parseArgs } from './start.js';
 import type { Shell } from './shell/shell.js';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
   // eslint-disable-next-line prefer-const
   let server: Server | undefined;
   const journal = new RunJournal(journalPath(dir, enrollment));
+  const status = new StatusPublisher(dir, record, log);
   const service: HelperService = new HelperService({
     record,
     secret,
@@ -59,13 +61,15 @@ async function main(): Promise<void> {
     audit: new AuditLog(auditPath()),
     alive,
     onRevoke: () => end('revoked', 0),
+    status: (s) => status.set(s),
   });
-  const end = ender({ base: args.base, dir, enrollment, sock, journal, shell, service, server: () => server });
+  const end = ender({ base: args.base, dir, enrollment, sock, journal, shell, service, status, server: () => server });
   shell.onclose = () => end('the shell closed its channel', 0);
 
   made.push(sock);
   server = await listen(service, sock, fail);
-  made.push(recordPath(dir, enrollment));
+  made.push(statusPath(dir, enrollment), recordPath(dir, enrollment));
+  status.flush();
   try {
     writeRecord(dir, record);
   } catch (e) {
@@ -97,6 +101,7 @@ interface EndContext {
   journal: RunJournal;
   shell: Shell;
   service: HelperService;
+  status: StatusPublisher;
   server: () => Server | undefined;
 }
 
@@ -112,6 +117,8 @@ function ender(cx: EndContext): (why: string, code: number) => void {
     ended = true;
     log(`ending: ${why}`);
     removeQuietly(recordPath(cx.dir, cx.enrollment));
+    cx.status.close();
+    removeQuietly(statusPath(cx.dir, cx.enrollment));
     // Only a record leads anyone to the journal: without it the journal is of no use. The runs
     // being stopped now are SIGKILLed on exit if their grace is not over (src/os/process-group.ts).
     cx.journal.remove();

@@ -27,6 +27,7 @@ import { WatchFeed } from './watch/feed.js';
 import { serveWatch, type WatchContext } from './watch/request.js';
 import { admit, type AdmissionContext } from './queue/admission.js';
 import { detach, serveTerminal, type TerminalContext } from './queue/input-requests.js';
+import type { RunState } from './status.js';
 
 export interface ServiceDeps {
   record: EnrollmentRecord;
@@ -41,6 +42,8 @@ export interface ServiceDeps {
   onRevoke: () => void;
   /** Live check of the shell and the tmux server this enrollment belongs to. */
   alive: () => boolean;
+  /** Told the pane's run state whenever it may have changed (helper/status.ts publishes it). */
+  status?: (s: RunState) => void;
 }
 
 export class HelperService {
@@ -71,8 +74,12 @@ export class HelperService {
         this.waiters.emit(job, reply);
         if (reply.type === 'started') this.watch.started(job);
         if (reply.type === 'started' && job.background) this.release(job);
+        if (reply.type === 'started') this.publish();
       },
-      sendProgress: (job) => this.waiters.sendProgress(job),
+      sendProgress: (job) => {
+        this.waiters.sendProgress(job);
+        this.publish();
+      },
     };
     this.heldCx = {
       ...d,
@@ -118,6 +125,16 @@ export class HelperService {
       this.watch.drop(t);
       detach(t, this.terminalCx);
     };
+  }
+
+  /** Tells the status publisher the run state (it writes only what changed, once per turn). */
+  private publish(): void {
+    if (this.ended) return;
+    const cur = this.current;
+    this.d.status?.({
+      run: cur ? (cur.state === 'awaiting_approval' ? 'awaiting_approval' : 'running') : null,
+      queued: this.queue.length,
+    });
   }
 
   state(): 'idle' | 'busy' | 'running' | 'awaiting_approval' {
@@ -191,6 +208,7 @@ export class HelperService {
       req.type === 'start' ? req.wait_ms : undefined,
     );
     void this.pump();
+    this.publish();
     return job;
   }
 
@@ -212,6 +230,7 @@ export class HelperService {
     }
     this.waiters.finish(job, reply);
     this.watch.settled(job, reply);
+    this.publish();
   }
 
   private cancel(job: Job, why: 'cancelled' | 'cancel_requested' | 'stopped_by_person' | 'caller_gone'): void {
@@ -323,6 +342,7 @@ export class HelperService {
         this.current = undefined;
         void this.pump();
       }
+      this.publish();
     }
   }
 
@@ -332,6 +352,7 @@ export class HelperService {
     this.current = undefined;
     this.background.add(job);
     void this.pump();
+    this.publish();
   }
 
   /** The run's final reply first; its audit end entry and notice follow in the same turn (outcome.ts). */

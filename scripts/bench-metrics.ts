@@ -9,6 +9,7 @@ import type { Traces } from './bench-trace.js';
 import type { WallsBench } from './bench-walls.js';
 import type { WatchCost } from './bench-watch.js';
 import type { InputBench } from './bench-input.js';
+import type { LightCost } from './bench-light.js';
 import type { PromptCost } from './bench-zsh.js';
 
 export interface HelperMetrics {
@@ -72,4 +73,6 @@ export interface Metrics {
   prompt_cost?: PromptCost;
   /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */
   shells?: ShellsCost;
+  /** The listing and the helpers' memory at rest at 1 and at 20 panes (scripts/bench-light.ts). */
+  light?: LightCost;
 }

@@ -18,7 +18,7 @@
 // This file only assembles the sections, in order; each lives in scripts/bench-<section>.ts:
 // bench-core (enrollment, server start, round trip, memory, rates, output sizes), bench-enroll,
 // bench-fish, bench-zsh, bench-shells, bench-output (tmux_run_output), bench-spawn, bench-sandbox,
-// bench-walls, bench-watch, bench-trace; bench-calls drives the product, bench-floor is the floor,
+// bench-walls, bench-watch, bench-light (listing, idle helpers), bench-trace; bench-calls drives the product, bench-floor is the floor,
 // bench-common holds the options and statistics, bench-report prints the tables.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -42,6 +42,7 @@ import { spawnBench } from './bench-spawn.js';
 import { tracedSection } from './bench-trace.js';
 import { wallsBench } from './bench-walls.js';
 import { watchCost } from './bench-watch.js';
+import { lightCost } from './bench-light.js';
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
 const runRootDir = makeRunRoot('tmux-run-bench-');
@@ -109,6 +110,10 @@ try {
   }
   progress('a 10 MB run: nobody watching, a live watcher, a stopped one (alternating)');
   m.watch = await watchCost(server, c, listings[2]!, QUICK ? 1 : 5);
+  progress(
+    'the listing and the helpers at rest, at 1 and 20 panes, each on a server of its own (scripts/bench-light.ts)',
+  );
+  m.light = await lightCost(QUICK ? 4 : 20, QUICK ? 10 : 40);
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);
   // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
   // runs after some seconds without work); the helper's malloc settings then give it back.

@@ -524,7 +524,7 @@ _tmux_run_lost() {
     if [[ -r $sweep ]]; then
       _tmux_run_detach /dev/null "$node" -- "$sweep" "$dir" "$enrollment"
     else
-      _tmux_run_remove "$dir/$enrollment.json" "$dir/$enrollment.sock"
+      _tmux_run_remove "$dir/$enrollment.json" "$dir/$enrollment.sock" "$dir/$enrollment.status"
     fi
   else
     _tmux_run_teardown

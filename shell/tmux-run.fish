@@ -469,7 +469,7 @@ function _tmux_run_lost --description 'tmux-run: the helper is gone'
             end
             disown $last_pid 2>/dev/null
         else
-            command rm -f -- $dir/$enrollment.json $dir/$enrollment.sock 2>/dev/null
+            command rm -f -- $dir/$enrollment.json $dir/$enrollment.sock $dir/$enrollment.status 2>/dev/null
         end
     else
         _tmux_run_teardown

@@ -703,7 +703,7 @@ _tmux_run_sweep() {
   setopt local_options no_bg_nice
   local sweep=${_tmux_run_snippet:h:h}/dist/src/broker/shell-sweep-main.js
   if [[ ! -r $sweep ]]; then
-    zf_rm -f -- $2/$3.{json,sock} 2>/dev/null
+    zf_rm -f -- $2/$3.{json,sock,status} 2>/dev/null
     return 0
   fi
   NODE_OPTIONS= $1 -- $sweep $2 $3 </dev/null >/dev/null 2>&1 &!
@@ -725,9 +725,9 @@ _tmux_run_teardown() {
   fi
   [[ -n $_tmux_run_rsp_fd ]] && { exec {_tmux_run_rsp_fd}>&- } 2>/dev/null
   if [[ -n $_tmux_run_base ]]; then
-    zf_rm -f -- $_tmux_run_base.{req,rsp,env,trap} 2>/dev/null
+    zf_rm -f -- $_tmux_run_base.{req,rsp,env,trap,mode} 2>/dev/null
     [[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log 2>/dev/null
-    [[ -n $_tmux_run_enrollment && $1 != keep-record ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock} 2>/dev/null
+    [[ -n $_tmux_run_enrollment && $1 != keep-record ]] && zf_rm -f -- ${_tmux_run_base:h}/$_tmux_run_enrollment.{json,sock,status} 2>/dev/null
   fi
   precmd_functions=(${precmd_functions:#_tmux_run_precmd})
   zle -D _tmux_run_on_request 2>/dev/null

@@ -7,7 +7,7 @@ import type { ErrorCode } from '../../src/protocol/errors.js';
 import { uptimeTicks, type RunJournal } from '../../src/enrollment/run-journal.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { AuditLog } from '../../src/audit/audit-log.js';
-import { procStat, procUmask } from '../../src/os/proc.js';
+import { procStat, procUmask, shellBusy } from '../../src/os/proc.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import { Run, type RunLauncher, type RunOutcome } from './runner.js';
 import type { AskResult, Shell, Snapshot } from '../shell/shell.js';
@@ -40,12 +40,7 @@ export interface DispatchContext {
   sendProgress: (job: Job) => void;
 }
 
-/** The shell runs a command in the foreground (its terminal's foreground group is not its own). */
-export function shellBusy(shellPid: number): boolean {
-  const st = procStat(shellPid);
-  // tpgid -1: no controlling terminal to tell from; the editor's answer (or its silence) decides.
-  return st !== undefined && st.tpgid > 0 && st.tpgid !== st.pgrp;
-}
+export { shellBusy };
 
 /** The sandbox code, once a sandboxed run loaded it. */
 let sandboxCode: typeof import('../sandbox/sandbox.js') | undefined;

@@ -1,11 +1,9 @@
 // The files of the signal-woken channel (the protocol: helper/shell/signal.ts): the helper's
 // messages written whole, the shell's files read without following links, and the answer and
 // mode files parsed (pure).
-import { closeSync, constants, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, writeSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
-import type { SandboxShown } from '../sandbox/policy.js';
 import type { RenderedPrompt } from './screen.js';
-import type { ApproveMode } from './shell.js';
 
 /** Writes BASE.msg whole: to BASE.new (0600, replaced), then renamed over it. */
 export function writeMessages(base: string, lines: readonly string[]): void {
@@ -19,19 +17,7 @@ export function writeMessages(base: string, lines: readonly string[]): void {
   renameSync(tmp, base + CHANNEL.message);
 }
 
-/** Reads one of the shell's files, or undefined when it is not there. */
-export function readShellFile(path: string): Buffer | undefined {
-  try {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      return readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-}
+export { readShellFile } from '../../src/enrollment/shell-modes.js';
 
 /** One complete answer read from BASE.ans: its line, and for K the prompt it rendered. */
 export type Answer = { line: string; prompt?: RenderedPrompt };
@@ -53,8 +39,4 @@ export function parseAnswer(data: Buffer): Answer | undefined {
   return { line, prompt: { prompt: fields[0]!, right: fields[1]!, ...(prefixes.length > 0 ? { prefixes } : {}) } };
 }
 
-/** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
-export function parseModes(data: Buffer | undefined): { mode: ApproveMode; sandbox: SandboxShown } {
-  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
-  return m ? { mode: m[1] as ApproveMode, sandbox: m[2] as SandboxShown } : { mode: 'unknown', sandbox: 'unknown' };
-}
+export { parseModes } from '../../src/enrollment/shell-modes.js';

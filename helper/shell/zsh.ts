@@ -4,6 +4,7 @@
 // K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
 // question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
 import { constants, openSync } from 'node:fs';
+import { writeWhole } from '../../src/enrollment/record.js';
 import { Socket } from 'node:net';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
@@ -58,8 +59,10 @@ export class ZshShell extends LineShell implements Shell {
       this.inbuf = this.inbuf.slice(nl + 1);
       const m = /^M (ask|auto)(?: (off|workspace|workspace\+net|read-only|invalid))?$/.exec(line);
       if (m) {
-        this.mode = m[1] as 'ask' | 'auto';
-        this.sandbox = (m[2] as SandboxShown | undefined) ?? 'off';
+        const [mode, sandbox] = [m[1] as 'ask' | 'auto', (m[2] as SandboxShown | undefined) ?? 'off'];
+        if (mode !== this.mode || sandbox !== this.sandbox) publishModes(this.base, mode, sandbox);
+        this.mode = mode;
+        this.sandbox = sandbox;
         continue;
       }
       // A line for a nonce nobody waits for is a late answer: ignored, never acted on.
@@ -110,5 +113,18 @@ export class ZshShell extends LineShell implements Shell {
 
   close(): void {
     this.finish();
+  }
+}
+
+/**
+ * Writes the modes the shell reported to BASE.mode, in the signal-woken shells' format
+ * (helper/shell/signal-files.ts parses it), whole (to BASE.new, then renamed): a listing reads every
+ * shell's modes there without asking the helper. A failure only leaves the listing's `unknown`.
+ */
+function publishModes(base: string, mode: ApproveMode, sandbox: SandboxShown): void {
+  try {
+    writeWhole(base + CHANNEL.messageTemp, base + CHANNEL.modes, `M ${mode} ${sandbox}\n`, constants.O_TRUNC);
+  } catch {
+    /* the listing says unknown */
   }
 }

@@ -1,13 +1,15 @@
 // The registry: enrollment records in the registry directory, verified before they are listed.
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
+  CHANNEL,
   channelFiles,
   checkRegistryDir,
   isRecordName,
   journalPath,
   recordPath,
   socketPath,
+  statusPath,
 } from '../enrollment/layout.js';
 import {
   readRecord,
@@ -18,7 +20,9 @@ import {
   type ShellName,
 } from '../enrollment/record.js';
 import { paneGeneration } from '../enrollment/generation.js';
-import { procStat } from '../os/proc.js';
+import { procStat, statBusy, type ProcStat } from '../os/proc.js';
+import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
+import { parseModes, readShellFile } from '../enrollment/shell-modes.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
@@ -119,14 +123,20 @@ export function recordsFor(dir: string, paneId: string, generation: string): Enr
   return scanRecords(dir);
 }
 
+/** Records whose generation was found to be the digest of its parts (records never change). */
+const consistent = new WeakSet<EnrollmentRecord>();
+
 /**
  * What makes a record unfit to act on, whatever its helper would answer: a generation that is not
  * the digest of its parts, or a live helper pid that is not a child of its shell. Undefined if none.
+ * `helper` is the helper's stat when the caller has read it already.
  */
-export function recordProblem(rec: EnrollmentRecord): string | undefined {
-  if (paneGeneration(rec) !== rec.generation)
-    return 'its generation does not match its pane, server, shell and enrollment';
-  const helper = procStat(rec.helper_pid);
+export function recordProblem(rec: EnrollmentRecord, helper = procStat(rec.helper_pid)): string | undefined {
+  if (!consistent.has(rec)) {
+    if (paneGeneration(rec) !== rec.generation)
+      return 'its generation does not match its pane, server, shell and enrollment';
+    consistent.add(rec);
+  }
   if (helper !== undefined && helper.ppid !== rec.shell_pid)
     return `its helper (pid ${rec.helper_pid}) is not a child of its shell (pid ${rec.shell_pid})`;
   return undefined;
@@ -149,6 +159,7 @@ export function removeEnrollmentFiles(
 ): void {
   reapDeadHelper(dir, rec, by, audit);
   removeQuietly(journalPath(dir, rec.enrollment_generation));
+  removeQuietly(statusPath(dir, rec.enrollment_generation));
   const record = recordPath(dir, rec.enrollment_generation);
   removeQuietly(record);
   removeQuietly(recordSocket(dir, rec));
@@ -156,10 +167,60 @@ export function removeEnrollmentFiles(
   cache.delete(record);
 }
 
+const isSocketFile = (path: string): boolean => {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
+};
+
+/** What a listing needs to know of a live helper: what a pong says. */
+type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
+
 /**
- * The live enrollments: each record is shown only when its helper answers for that generation
- * and tmux still has that pane, on that server, with that shell on its terminal. Records of
- * helpers that are gone are removed when `cleanup` is set.
+ * The pong a live helper would give, from what the registry and /proc already hold: its published
+ * status (src/enrollment/pane-status.ts) for the exact helper process (pid, start time, a child of
+ * the shell), /proc for the shell's cwd and whether a command holds its terminal, the channel's
+ * mode file for the modes of its last prompt. Undefined when the helper is not that process, is
+ * stopped, or has no socket to be reached at.
+ */
+export function pongFromStatus(
+  dir: string,
+  rec: EnrollmentRecord,
+  s: PaneStatus,
+  helper: ProcStat | undefined,
+  shell: ProcStat | undefined,
+): Pong | undefined {
+  // Stopped (T, t) or dead (Z, X): it would answer nothing, so it is not listed, as a ping would not.
+  if (!helper || 'TtZX'.includes(helper.state) || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
+    return undefined;
+  if (!isSocketFile(recordSocket(dir, rec))) return undefined;
+  let cwd: string | null;
+  try {
+    cwd = readlinkSync(`/proc/${rec.shell_pid}/cwd`);
+  } catch {
+    cwd = null;
+  }
+  // The channel as the record names it, only inside the registry (as removeEnrollmentFiles has it).
+  const modes = dirname(rec.channel) === dir ? parseModes(readShellFile(rec.channel + CHANNEL.modes)) : undefined;
+  return {
+    type: 'pong',
+    pid: s.helper_pid,
+    shell_pid: rec.shell_pid,
+    state: s.run ?? (statBusy(shell) ? 'busy' : 'idle'),
+    cwd,
+    queued: s.queued,
+    generation: rec.generation,
+    mode: modes?.mode ?? 'unknown',
+    sandbox: modes?.sandbox ?? 'unknown',
+  };
+}
+
+/**
+ * The live enrollments: each record is shown only when its helper is alive for that generation
+ * (its published status, or its answer to a ping) and tmux still has that pane, on that server,
+ * with that shell on its terminal. Records of helpers that are gone are removed when `cleanup` is set.
  */
 export async function listEnrolled(
   dir: string,
@@ -168,15 +229,19 @@ export async function listEnrolled(
   const records = scanRecords(dir);
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
   const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>();
-  const [pongs] = await Promise.all([
-    Promise.all(records.map((r) => ping(recordSocket(dir, r)))),
+  // Each helper's published status when there is one: no helper is asked, so a listing costs the
+  // same at 1 pane and at 20. A helper without one (of an older build, or one that could not write
+  // it) is asked.
+  const statuses = records.map((r) => readStatus(dir, r));
+  const [answers] = await Promise.all([
+    Promise.all(records.map((r, i) => (statuses[i] ? Promise.resolve(undefined) : ping(recordSocket(dir, r))))),
     Promise.all(sockets.map(async (s) => panesBySocket.set(s, await listPanes(s)))),
   ]);
   const out: PaneListing[] = [];
   records.forEach((rec, i) => {
-    const pong = pongs[i];
+    const [shell, helper, status] = [procStat(rec.shell_pid), procStat(rec.helper_pid), statuses[i]];
+    const pong = status ? pongFromStatus(dir, rec, status, helper, shell) : answers[i];
     const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
-    const shell = procStat(rec.shell_pid);
     const ok =
       pong !== undefined &&
       pong.generation === rec.generation &&
@@ -186,8 +251,8 @@ export async function listEnrolled(
       pane.server_pid === rec.tmux_server_pid &&
       pane.pane_tty === rec.shell_tty &&
       shell?.startTicks === rec.shell_start &&
-      procStat(rec.helper_pid)?.ppid === rec.shell_pid &&
-      recordProblem(rec) === undefined;
+      helper?.ppid === rec.shell_pid &&
+      recordProblem(rec, helper) === undefined;
     if (!ok) {
       if (opts.cleanup && pong === undefined && !helperAlive(rec)) {
         removeEnrollmentFiles(

@@ -13,6 +13,8 @@ export const RECORD_SUFFIX = '.json';
 export const SOCKET_SUFFIX = '.sock';
 /** The helper's run journal (`ENROLLMENT.runs`, 0600; src/enrollment/run-journal.ts). */
 export const JOURNAL_SUFFIX = '.runs';
+/** The pane's status as its helper last published it (`ENROLLMENT.status`, 0600; src/enrollment/pane-status.ts). */
+export const STATUS_SUFFIX = '.status';
 
 /** A record's file name: the enrollment generation (32 hex) and the record suffix. */
 export const isRecordName = (name: string): boolean => /^[a-f0-9]{32}\.json$/.test(name);
@@ -26,12 +28,17 @@ export const socketPath = (dir: string, enrollmentGeneration: string): string =>
 export const journalPath = (dir: string, enrollmentGeneration: string): string =>
   join(dir, `${enrollmentGeneration}${JOURNAL_SUFFIX}`);
 
+export const statusPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `${enrollmentGeneration}${STATUS_SUFFIX}`);
+
 /**
  * The shell channel: the snippet picks a path `DIR/ch.PID.RANDOM` (the record's `channel`) and
  * makes beside it two FIFOs (the helper's requests, the shell's replies), the snapshot file the
  * shell writes for each run, and the helper's log. A signal-woken shell (bash, fish: see
  * helper/shell/signal.ts) has no FIFOs: the helper's messages (`.msg`, written as `.new` and
  * renamed), the shell's answer (`.ans`) and the shell's modes (`.mode`) are plain 0600 files.
+ * zsh's helper writes `.mode` too, from the modes the shell reports at each prompt, so a listing
+ * reads every shell's modes from the same file.
  */
 export const CHANNEL_PREFIX = 'ch.';
 export const CHANNEL = {
@@ -54,6 +61,8 @@ export const ZSH_CHANNEL_SUFFIXES: readonly string[] = [
   CHANNEL.snapshot,
   CHANNEL.log,
   CHANNEL.traps,
+  // Written by zsh's helper (helper/shell/zsh.ts) from the shell's M lines, for listings.
+  CHANNEL.modes,
 ];
 /** The suffixes a signal-woken shell's channel uses (shell/tmux-run.bash, shell/tmux-run.fish). */
 export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [

@@ -47,20 +47,28 @@ export function recordShell(rec: EnrollmentRecord): { shell: ShellName; editor_c
 /** Writes the record 0600 under a temporary name, then renames it into place. */
 export function writeRecord(dir: string, rec: EnrollmentRecord): string {
   const final = recordPath(dir, rec.enrollment_generation);
-  const tmp = join(dir, `.${rec.enrollment_generation}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  writeWhole(join(dir, `.${rec.enrollment_generation}.tmp`), final, JSON.stringify(rec) + '\n', constants.O_EXCL);
+  return final;
+}
+
+/**
+ * Writes `text` to `tmp` (0600, never through a link; `flags` adds O_EXCL or O_TRUNC), then renames
+ * it over `final`: a reader sees the old file or the new one, never half of one. A failure (a full
+ * disk) leaves no temporary file behind.
+ */
+export function writeWhole(tmp: string, final: string, text: string, flags: number): void {
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | flags, 0o600);
   try {
     try {
-      writeSync(fd, JSON.stringify(rec) + '\n');
+      writeSync(fd, text);
     } finally {
       closeSync(fd);
     }
     renameSync(tmp, final);
   } catch (e) {
-    removeQuietly(tmp); // a full disk must not leave a half-written record behind
+    removeQuietly(tmp);
     throw e;
   }
-  return final;
 }
 
 /** A record file that cannot be trusted or read; the caller skips it. */

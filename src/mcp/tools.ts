@@ -1,22 +1,12 @@
 // The tools' published descriptions: what an agent reads to decide what to call and what to do next.
-import {
-  cancelInputSchema,
-  inputInputSchema,
-  inputOutputSchema,
-  longOutputSchema,
-  outputInputSchema,
-  outputOutputSchema,
-  panesInputSchema,
-  panesOutputSchema,
-  runInputSchema,
-  runOutputSchema,
-  runsInputSchema,
-  runsOutputSchema,
-  screenInputSchema,
-  screenOutputSchema,
-  startInputSchema,
-  waitInputSchema,
-} from '../broker/contract.js';
+// Every agent's context carries this whole list before its first call, so it stays light (at most
+// 32 KB, test/mcp/tools-list.test.ts): tmux_run's schemas are the contract's exactly; every other
+// tool is served its schemas' lean form (no descriptions: src/mcp/lean-schemas.ts), and the tools
+// that answer about a held run (start, wait, cancel, output) leave their output schema out: the
+// SDK's Client only validates a result against a listed outputSchema, and the server validates
+// every result against the contract's full schema before it answers. The full reference is the
+// contract's files (schemas/) and the README.
+import { runInputSchema, runOutputSchema } from '../broker/contract.js';
 import {
   DEFAULT_OUTPUT_LIMIT,
   INPUT_BACKLOG_BYTES,
@@ -27,6 +17,7 @@ import {
   TAIL_BYTES,
 } from '../protocol/limits.js';
 
+import { leanSchema } from './lean-schemas.js';
 import {
   CANCEL_TOOL,
   INPUT_TOOL,
@@ -43,20 +34,19 @@ export const panesTool = {
   name: PANES_TOOL,
   title: 'List enrolled tmux panes',
   description: [
-    'Lists the tmux panes whose person has enrolled their zsh for tmux_run (by sourcing shell/tmux-run.zsh in it).',
-    "Only live, verified enrollments are listed. Use a pane's `pane_id` and `generation` as tmux_run's",
-    '`target: {kind: "pane", id, generation}`. `state` is `idle` (ready), `busy` (the person is running a',
-    'command in it; tmux_run would be refused), `running` (a tmux_run is executing; new runs queue) or',
-    "`awaiting_approval` (the person is being asked to approve a run). As of the shell's last prompt:",
-    '`mode` `ask` means the person approves each run at the pane (a run waits for them, and may be denied);',
-    '`sandbox` other than `off` means runs are confined (`workspace`: writes only in the cwd tree and a private',
-    '/tmp, no network; `workspace+net`: the same with network; `read-only`: writes only in a private /tmp, no',
-    "network). `queued` counts the runs waiting in the pane's queue. A pane whose line in the text says its helper is",
-    'of another build of tmux-run refuses runs (helper_outdated) until the person enrolls it again.',
-    'An empty list means no pane is enrolled: ask the person to run `source <tmux-run>/shell/tmux-run.zsh` in a zsh pane.',
+    'Lists the tmux panes whose person enrolled their shell (zsh, bash or fish) for tmux_run by sourcing the snippet in it.',
+    "Only live, verified enrollments are listed. Pass a pane's `pane_id` and `generation` as tmux_run's",
+    '`target: {kind: "pane", id, generation}`. `state`: `idle` (ready), `busy` (the person is running a command',
+    'there; tmux_run would be refused), `running` (a run is executing; new runs queue), `awaiting_approval` (the',
+    "person is being asked). As of the shell's last prompt: `mode` `ask` means the person approves each run (it",
+    'waits for them and may be denied); `sandbox` other than `off` means runs are confined (`workspace`: writes only in the',
+    'cwd tree and a private /tmp, no network; `workspace+net`: with network; `read-only`: writes only in a private',
+    "/tmp, no network). `queued` counts the runs waiting in the pane's queue. A pane whose text line says its",
+    'helper is of another build refuses runs (helper_outdated) until the person enrolls it again. An empty list:',
+    'no pane is enrolled; ask the person to run `tmux-run setup` or source shell/tmux-run.zsh (.bash, .fish) in a pane.',
   ].join(' '),
-  inputSchema: panesInputSchema,
-  outputSchema: panesOutputSchema,
+  inputSchema: leanSchema('tmux_enrolled_panes.input.schema.json'),
+  outputSchema: leanSchema('tmux_enrolled_panes.output.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 
@@ -117,6 +107,10 @@ const PENDING = [
   'for more, or tmux_run_output to read a stream from any offset.',
 ].join(' ');
 
+/** wait and cancel answer as start does: said once, in start's description, which an agent reads too. */
+const SAME_AS_START =
+  'Result (final, or pending with the tails; tmux_run_output to read a stream from any offset) and errors as for tmux_run_start.';
+
 export const startTool = {
   name: START_TOOL,
   title: 'Start a script in an enrolled tmux pane and return without waiting for it to end',
@@ -140,8 +134,7 @@ export const startTool = {
     PENDING,
     LONG_ERRORS,
   ].join(' '),
-  inputSchema: startInputSchema,
-  outputSchema: longOutputSchema,
+  inputSchema: leanSchema('tmux_run_start.input.schema.json'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 };
 
@@ -153,11 +146,9 @@ export const waitTool = {
     'result, or pending if it is still going. Waiting again is harmless and returns the same final result;',
     'cancelling this call leaves the run alone. Pass the target and run_id from tmux_run_start (tmux_runs lists them).',
     'Poll it to watch a long run: each pending result carries the tails of stdout and stderr.',
-    PENDING,
-    LONG_ERRORS,
+    SAME_AS_START,
   ].join(' '),
-  inputSchema: waitInputSchema,
-  outputSchema: longOutputSchema,
+  inputSchema: leanSchema('tmux_run_wait.input.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 
@@ -170,11 +161,9 @@ export const cancelTool = {
     'result once known, within `wait_ms` (default 10000), else pending. A run that had already finished is left',
     'as it was and its result returned. This is how a background run (a service) is stopped when you are done with it;',
     'its output stays readable with tmux_run_output while the result is held.',
-    PENDING,
-    LONG_ERRORS,
+    SAME_AS_START,
   ].join(' '),
-  inputSchema: cancelInputSchema,
-  outputSchema: longOutputSchema,
+  inputSchema: leanSchema('tmux_run_cancel.input.schema.json'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
 };
 
@@ -189,8 +178,8 @@ export const runsTool = {
     'and `client` (who asked: the name and version the MCP client gave in initialize, a label; null when none).',
     'For an agent that lost a run_id. Runs started with tmux_run are not held and not listed.',
   ].join(' '),
-  inputSchema: runsInputSchema,
-  outputSchema: runsOutputSchema,
+  inputSchema: leanSchema('tmux_runs.input.schema.json'),
+  outputSchema: leanSchema('tmux_runs.output.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 
@@ -212,8 +201,7 @@ export const outputTool = {
     'rather than split a character) or base64 (`encoding`) when the bytes are not UTF-8 or start inside a character.',
     'Errors as for tmux_run_wait: unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
   ].join(' '),
-  inputSchema: outputInputSchema,
-  outputSchema: outputOutputSchema,
+  inputSchema: leanSchema('tmux_run_output.input.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
 
@@ -229,8 +217,8 @@ export const inputTool = {
     `not read ${INPUT_BACKLOG_BYTES} bytes given to it: wait and retry); run_attached (the person took the terminal over`,
     'with tmux-run attach: wait for them); stale_generation, not_enrolled, invalid_arguments as for tmux_run_wait.',
   ].join(' '),
-  inputSchema: inputInputSchema,
-  outputSchema: inputOutputSchema,
+  inputSchema: leanSchema('tmux_run_input.input.schema.json'),
+  outputSchema: leanSchema('tmux_run_input.output.schema.json'),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
 };
 
@@ -244,7 +232,7 @@ export const screenTool = {
     '`attached` (the person has it). Use it to read a REPL, a prompt or a menu. Errors: not_a_terminal (use',
     'tmux_run_output), unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
   ].join(' '),
-  inputSchema: screenInputSchema,
-  outputSchema: screenOutputSchema,
+  inputSchema: leanSchema('tmux_run_screen.input.schema.json'),
+  outputSchema: leanSchema('tmux_run_screen.output.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };

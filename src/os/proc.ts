@@ -73,6 +73,15 @@ export function parseProcStat(pid: number, text: string): ProcStat | undefined {
   };
 }
 
+/** The shell runs a command in the foreground (its terminal's foreground group is not its own). */
+export const shellBusy = (shellPid: number): boolean => statBusy(procStat(shellPid));
+
+/** shellBusy from the shell's stat, read already. */
+export function statBusy(st: ProcStat | undefined): boolean {
+  // tpgid -1: no controlling terminal to tell from; the editor's answer (or its silence) decides.
+  return st !== undefined && st.tpgid > 0 && st.tpgid !== st.pgrp;
+}
+
 /** The umask of a live process (the Umask: line of /proc/PID/status), or undefined. */
 export function procUmask(pid: number): number | undefined {
   try {

@@ -13,7 +13,7 @@ import { auditEntries, type AuditEntry } from '../support/audit.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { markerPath } from '../support/markers.js';
 import type { McpHandle } from '../support/mcp.js';
-import { ROOT } from '../support/product.js';
+import { ROOT, SHARED_CONTRACT } from '../support/product.js';
 import { openScope } from '../support/scope.js';
 import type { Pane } from '../support/pane.js';
 import type { TmuxServer } from '../support/server.js';
@@ -21,9 +21,7 @@ import type { TmuxServer } from '../support/server.js';
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 
 /** The published contract; the repository's schemas/ holds copies (checked in tools.test.ts). */
-const SHARED_CONTRACT = '/work/shared/contract';
-export const CONTRACT_DIR =
-  process.env.TMUX_RUN_CONTRACT_DIR ?? (existsSync(SHARED_CONTRACT) ? SHARED_CONTRACT : join(ROOT, 'schemas'));
+export const CONTRACT_DIR = process.env.TMUX_RUN_CONTRACT_DIR ?? SHARED_CONTRACT ?? join(ROOT, 'schemas');
 export const loadContract = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(CONTRACT_DIR, name), 'utf8')) as Record<string, unknown>;
 export const contractInput = loadContract('tmux_run.input.schema.json');

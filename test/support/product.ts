@@ -1,10 +1,19 @@
 // The product under test as tests start it: where its parts are, and the environment its
 // clients (tmux-run-mcp and the tmux-run CLI) get for a harness server.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TmuxServer } from './server.js';
 
 /** The repository root. */
 export const ROOT = join(import.meta.dirname, '..', '..');
+/**
+ * The published contract (shared/ beside the checkout, as CI lays it, or this workplace's copy),
+ * or undefined where neither is there; the repository's schemas/ holds copies.
+ */
+export const SHARED_CONTRACT: string | undefined = [
+  join(ROOT, '..', 'shared', 'contract'),
+  '/work/shared/contract',
+].find((d) => existsSync(d));
 /** The enrollment snippet a person sources. */
 export const SNIPPET = join(ROOT, 'shell', 'tmux-run.zsh');
 /** What a person types to enroll a pane. */

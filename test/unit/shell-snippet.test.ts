@@ -10,6 +10,7 @@ import {
   RECORD_SUFFIX,
   REGISTRY_DIR_MODE,
   SOCKET_SUFFIX,
+  STATUS_SUFFIX,
 } from '../../src/enrollment/layout.js';
 
 const snippetPath = fileURLToPath(new URL('../../shell/tmux-run.zsh', import.meta.url));
@@ -52,13 +53,13 @@ describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
     ]);
   });
 
-  it('names records and sockets with the same suffixes', () => {
+  it('names records, sockets and statuses with the same suffixes', () => {
     const names = sorted(
       [...code.matchAll(/\$(?:enrollment|_tmux_run_enrollment)(?:\.([a-z]+)|\.\{([a-z,]+)\})/g)].flatMap((m) =>
         (m[1] ?? m[2]!).split(',').map((s) => `.${s}`),
       ),
     );
-    expect(names).toEqual(sorted([RECORD_SUFFIX, SOCKET_SUFFIX]));
+    expect(names).toEqual(sorted([RECORD_SUFFIX, SOCKET_SUFFIX, STATUS_SUFFIX]));
   });
 
   it('creates the directory with the same mode and refuses the same other bits', () => {

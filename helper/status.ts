@@ -1,0 +1,61 @@
+// The helper's side of the pane's status (src/enrollment/pane-status.ts): published when it
+// changes, at most once per turn of the event loop, so a listing reads it instead of asking.
+import { writeStatus, type PaneStatus } from '../src/enrollment/pane-status.js';
+import type { EnrollmentRecord } from '../src/enrollment/record.js';
+import { procStat } from '../src/os/proc.js';
+
+export type RunState = Pick<PaneStatus, 'run' | 'queued'>;
+
+export class StatusPublisher {
+  private last = '';
+  private next: RunState = { run: null, queued: 0 };
+  private scheduled = false;
+  private closed = false;
+  private readonly start: string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly record: EnrollmentRecord,
+    private readonly log: (m: string) => void,
+  ) {
+    this.start = procStat(process.pid)?.startTicks ?? '0';
+  }
+
+  /** The pane's run state now; written in the next turn when it differs from what was written. */
+  set(s: RunState): void {
+    this.next = s;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  /** No more writes: the enrollment is ending and its files go (the status with them). */
+  close(): void {
+    this.closed = true;
+  }
+
+  /** Writes the current state at once when it changed (the first time: always). */
+  flush(): void {
+    if (this.closed) return;
+    const status: PaneStatus = {
+      version: 1,
+      generation: this.record.generation,
+      helper_pid: process.pid,
+      helper_start: this.start,
+      run: this.next.run,
+      queued: this.next.queued,
+    };
+    const text = JSON.stringify(status);
+    if (text === this.last) return;
+    try {
+      writeStatus(this.dir, this.record.enrollment_generation, status);
+      this.last = text;
+    } catch (e) {
+      // A listing then asks the helper instead (a full disk must not stop a run).
+      this.log(`cannot publish the pane's status: ${(e as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+// The shell's modes file in its channel (`BASE.mode`: `M ask|auto SANDBOX\n`): written by a
+// signal-woken shell at each prompt, and by zsh's helper from the modes zsh reports; read by the
+// helper and, for listings, by the broker (src/broker/registry.ts) without asking the helper.
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+
+export type ShownMode = 'ask' | 'auto' | 'unknown';
+export type ShownSandbox = 'off' | 'workspace' | 'workspace+net' | 'read-only' | 'invalid' | 'unknown';
+
+/** Reads one of the shell's files, or undefined when it is not there. */
+export function readShellFile(path: string): Buffer | undefined {
+  try {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
+export function parseModes(data: Buffer | undefined): { mode: ShownMode; sandbox: ShownSandbox } {
+  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
+  return m ? { mode: m[1] as ShownMode, sandbox: m[2] as ShownSandbox } : { mode: 'unknown', sandbox: 'unknown' };
+}

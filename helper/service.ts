@@ -1,9 +1,9 @@
 // The helper's service, the coordinator: it takes each request off its link, keeps the queue (runs
 // one at a time, in arrival order, in the shell's current state), and settles every job exactly
 // once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
-// progress (waiters.ts), a request's admission (admission.ts), requests about held runs
-// (held-requests.ts), one job's dispatch up to its run's end (dispatch.ts), the run's report
-// (outcome.ts), the watch feed (watch/), the answer to a ping (pong.ts), the collection hint (gc-hint.ts).
+// progress (waiters.ts), admission (admission.ts), requests about held runs (held-requests.ts) and
+// about their input and terminal (input-requests.ts), one job's dispatch (dispatch.ts), the run's
+// report (outcome.ts), the watch feed (watch/), the ping's answer (pong.ts), the gc hint (gc-hint.ts).
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type Reply, type Request } from '../src/protocol/messages.js';
 import type { RunJournal } from '../src/enrollment/run-journal.js';
@@ -26,6 +26,7 @@ import { pongOf } from './pong.js';
 import { WatchFeed } from './watch/feed.js';
 import { serveWatch, type WatchContext } from './watch/request.js';
 import { admit, type AdmissionContext } from './queue/admission.js';
+import { detach, serveTerminal, type TerminalContext } from './queue/input-requests.js';
 import type { RunState } from './status.js';
 
 export interface ServiceDeps {
@@ -61,6 +62,7 @@ export class HelperService {
   private readonly watch: WatchFeed;
   private readonly watchCx: WatchContext;
   private readonly admission: AdmissionContext;
+  private readonly terminalCx: TerminalContext;
 
   constructor(private readonly d: ServiceDeps) {
     this.cx = {
@@ -88,6 +90,7 @@ export class HelperService {
     this.watch = new WatchFeed(d.record.pane_id);
     this.watchCx = { ...d, feed: this.watch, jobs: () => this.jobs() };
     this.admission = { ...d, ended: () => this.ended, used: this.used, held: this.held, watch: this.watch };
+    this.terminalCx = { ...d, held: this.held, attached: new Map() };
   }
 
   /** Every job this helper knows: held ones, the current one, background ones, queued ones. */
@@ -120,6 +123,7 @@ export class HelperService {
       // start. A held run is nobody's: its waiters just stop waiting.
       this.waiters.close(t, (job) => this.cancel(job, 'caller_gone'));
       this.watch.drop(t);
+      detach(t, this.terminalCx);
     };
   }
 
@@ -141,8 +145,7 @@ export class HelperService {
   private handle(req: Request, t: Transport, received = monotonicMs()): Job | undefined {
     switch (req.type) {
       case 'ping':
-        t.send(pongOf(this.d.record, this.d.shell, this.state(), this.queue.length));
-        return undefined;
+        return void t.send(pongOf(this.d.record, this.d.shell, this.state(), this.queue.length));
       case 'revoke': {
         if (!revokeAuthorized(req, this.d.record, this.d.secret, Date.now())) {
           t.send(err('unauthorized', 'the revocation is not signed for this enrollment'));
@@ -179,6 +182,12 @@ export class HelperService {
       case 'watch':
         serveWatch(req, t, this.watchCx);
         return undefined;
+      case 'input':
+      case 'screen':
+      case 'attach':
+      case 'keys':
+        serveTerminal(req, t, this.terminalCx);
+        return undefined;
     }
   }
 
@@ -208,6 +217,8 @@ export class HelperService {
     if (job.state === 'finished') return;
     job.state = 'finished';
     job.finishedAt = Date.now();
+    job.input?.end(); // also for one refused or stopped before it started
+    job.terminal?.finish();
     if (job.journaled) this.d.journal.tryNote({ k: 'end', run_id: job.binding.run_id }, this.d.log);
     if (job.held) {
       job.final = reply;

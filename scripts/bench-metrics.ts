@@ -8,6 +8,7 @@ import type { SpawnMetrics } from './bench-spawn.js';
 import type { Traces } from './bench-trace.js';
 import type { WallsBench } from './bench-walls.js';
 import type { WatchCost } from './bench-watch.js';
+import type { InputBench } from './bench-input.js';
 import type { LightCost } from './bench-light.js';
 import type { PromptCost } from './bench-zsh.js';
 
@@ -66,6 +67,8 @@ export interface Metrics {
   walls?: WallsBench;
   /** A 10 MB run with nobody watching, a live watcher, a stopped one (scripts/bench-watch.ts). */
   watch?: WatchCost;
+  /** Input round trips and a terminal run's emulator (scripts/bench-input.ts). */
+  input?: InputBench;
   /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench-zsh.ts). */
   prompt_cost?: PromptCost;
   /** What bash panes cost, and the screen check per run (scripts/bench-shells.ts). */

@@ -14,6 +14,7 @@ import type { SpawnPair } from './bench-spawn.js';
 import { TRACE_STAGES } from './bench-trace.js';
 import { PACE_MS, wallsBenchLines } from './bench-walls.js';
 import { watchCostLines } from './bench-watch.js';
+import { inputLines } from './bench-input.js';
 import { lightCostLines } from './bench-light.js';
 import { promptCostLines } from './bench-zsh.js';
 
@@ -39,6 +40,7 @@ export function report(m: Metrics): void {
     ...(m.walls ? ['', ...wallsBenchLines(m.walls)] : []),
     ...(m.prompt_cost ? promptCostLines(m.prompt_cost) : []),
     ...(m.watch ? watchCostLines(m.watch) : []),
+    ...(m.input ? inputLines(m.input) : []),
     ...(m.light ? lightCostLines(m.light) : []),
     ...traceLines(m),
     '',

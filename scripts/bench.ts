@@ -35,6 +35,7 @@ import { enrollment, helperMemory, outputSizes, rates, roundTrip, serverStarts }
 import { memoryOf } from './bench-enroll.js';
 import type { Metrics } from './bench-metrics.js';
 import { outputReads } from './bench-output.js';
+import { inputBench } from './bench-input.js';
 import { report } from './bench-report.js';
 import { sandboxBench } from './bench-sandbox.js';
 import { spawnBench } from './bench-spawn.js';
@@ -95,6 +96,8 @@ try {
   const reads = await outputReads(c, one, N.big);
   m.output_full_ms = reads.full;
   m.output_poll_ms = reads.poll;
+  progress(`input round trips: ${N.rtt} through a pipe, ${N.rtt} through a terminal; the emulator's memory`);
+  m.input = await inputBench(c, one, N.rtt);
   progress(`plain runs spawned natively and by Node (TMUX_RUN_SPAWN=node), alternating on two panes`);
   m.spawn = await spawnBench(c, one, server, N.rtt, N.big);
   if (hasBwrap) {

@@ -46,6 +46,10 @@ const contractFiles = {
   runsOutput: 'tmux_runs.output.schema.json',
   outputInput: 'tmux_run_output.input.schema.json',
   outputOutput: 'tmux_run_output.output.schema.json',
+  inputInput: 'tmux_run_input.input.schema.json',
+  inputOutput: 'tmux_run_input.output.schema.json',
+  screenInput: 'tmux_run_screen.input.schema.json',
+  screenOutput: 'tmux_run_screen.output.schema.json',
 };
 for (const file of Object.values(contractFiles)) contractAjv.addSchema(readJson(file), file);
 const contract = {

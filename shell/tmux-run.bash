@@ -673,7 +673,7 @@ _tmux_run_ask_start() {
 # run cancelled, the helper gone) answers nothing. The line is drawn again as it was.
 _tmux_run_approve() {
   local _tmux_run_nonce=$1 _tmux_run_rest=$2 _tmux_run_run _tmux_run_digest _tmux_run_bytes _tmux_run_nlines
-  local _tmux_run_client= _tmux_run_note= _tmux_run_limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} _tmux_run_l
+  local _tmux_run_client= _tmux_run_in= _tmux_run_note= _tmux_run_limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} _tmux_run_l
   if [[ ! $_tmux_run_limit =~ ^[0-9]{1,5}$ ]] || ((10#$_tmux_run_limit < 1 || 10#$_tmux_run_limit > 86400)); then
     _tmux_run_note="(TMUX_RUN_APPROVE_TIMEOUT=${TMUX_RUN_APPROVE_TIMEOUT:0:20} is not a whole number of seconds from 1 to 86400; using 120)"
     _tmux_run_limit=120
@@ -696,6 +696,8 @@ _tmux_run_approve() {
     fi
     return 0
   fi
+  # The run's input, last when it takes input (the helper's words), then who asked.
+  [[ $_tmux_run_rest == *$'\x1d'* ]] && _tmux_run_in=${_tmux_run_rest##*$'\x1d'} _tmux_run_rest=${_tmux_run_rest%$'\x1d'*}
   [[ $_tmux_run_rest == *$'\x1e'* ]] && _tmux_run_client=${_tmux_run_rest##*$'\x1e'} _tmux_run_rest=${_tmux_run_rest%$'\x1e'*}
   local -a _tmux_run_shown=() _tmux_run_text=()
   IFS=$'\x1f' read -r -a _tmux_run_shown <<<"$_tmux_run_rest"
@@ -707,6 +709,7 @@ _tmux_run_approve() {
   for _tmux_run_l in "${_tmux_run_shown[@]}"; do _tmux_run_text+=("  | ${_tmux_run_l//[[:cntrl:]]/?}"); done
   ((_tmux_run_more > 0)) && _tmux_run_text+=("  ($_tmux_run_more more line$_tmux_run_s2 not shown)")
   [[ -n $_tmux_run_note ]] && _tmux_run_text+=("  $_tmux_run_note")
+  [[ -n $_tmux_run_in ]] && _tmux_run_text+=("  ${_tmux_run_in//[[:cntrl:]]/?}")
   case ${TMUX_RUN_SANDBOX:-off} in
     off) _tmux_run_text+=("  sandbox: off (TMUX_RUN_SANDBOX: it can touch all you can)") ;;
     workspace) _tmux_run_text+=("  sandbox: workspace (writes only under $PWD and a private /tmp; no network)") ;;

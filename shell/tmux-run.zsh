@@ -542,10 +542,12 @@ _tmux_run_approve() {
   fi
 
   # The question: what runs (escaped by the helper; anything odd left is shown as ?), cut to width.
-  local sep=$'\x1f' l key c typed= client=
+  local sep=$'\x1f' l key c typed= client= _tmux_run_in=
   local -a text shown
   integer more
-  # Who asked, after the preview when the client named itself (escaped by the helper): a label.
+  # The run's input, last when it takes input (the helper's words), then who asked, after the
+  # preview when the client named itself (escaped by the helper): a label.
+  if [[ $rest == *$'\x1d'* ]]; then _tmux_run_in=${rest##*$'\x1d'} rest=${rest%$'\x1d'*}; fi
   if [[ $rest == *$'\x1e'* ]]; then client=${rest##*$'\x1e'} rest=${rest%$'\x1e'*}; fi
   shown=( "${(@ps:$sep:)rest}" )
   _tmux_run_fit "tmux-run: an agent${client:+ (${client//[[:cntrl:]]/?})} asks to run a script in this shell (TMUX_RUN_APPROVE=ask)"; text+=( $REPLY )
@@ -556,6 +558,7 @@ _tmux_run_approve() {
   more=$(( nlines - $#shown ))
   (( more > 0 )) && { _tmux_run_fit "  ($more more line${${more:#1}:+s} not shown)"; text+=( $REPLY ) }
   [[ -n $note ]] && { _tmux_run_fit "  $note"; text+=( $REPLY ) }
+  [[ -n $_tmux_run_in ]] && { _tmux_run_fit "  ${_tmux_run_in//[[:cntrl:]]/?}"; text+=( $REPLY ) }
   # The walls it would run in (TMUX_RUN_SANDBOX, read again when the run starts).
   local sandbox=${TMUX_RUN_SANDBOX:-off}
   case $sandbox in

@@ -1,6 +1,7 @@
 // A plain run's spawn without forking the helper: vfork and exec (no page table of the helper's
-// heap is copied) of a program in a session of its own, stdin from /dev/null, stdout and stderr on
-// two new pipes, every signal's disposition back to the default and the signal mask empty (as
+// heap is copied) of a program in a session of its own, stdin from /dev/null (or a pipe the helper
+// writes, for input pipe), stdout and stderr on two new pipes (or, for input terminal, all three on
+// a new pseudo-terminal whose slave becomes the session's controlling terminal), every signal's disposition back to the default and the signal mask empty (as
 // libuv does for Node's spawn: Node ignores SIGPIPE, and an ignored signal stays ignored across
 // exec). Its end is waited for by a thread of its own
 // (waitpid on that pid only, as libuv waits only for its own children) and reported to JavaScript.
@@ -19,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 typedef struct {
@@ -116,7 +119,8 @@ static int above_stdio(int p[2]) {
 struct start {
   char **argv, **envp;
   const char *cwd;
-  int out, err;
+  /* in: stdin (-1: /dev/null); tty: 1 when `in` is a pty's slave, made the controlling terminal. */
+  int in, out, err, tty;
   volatile int failure;
   const char *volatile stage;
 };
@@ -146,8 +150,11 @@ static pid_t start_child(struct start *s) {
     int fd;
     if (setsid() < 0) {
       s->stage = "setsid";
-    } else if ((fd = open("/dev/null", O_RDONLY)) < 0 || (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0))) {
-      s->stage = "open /dev/null";
+    } else if (s->tty && ioctl(s->in, TIOCSCTTY, 0) < 0) {
+      s->stage = "TIOCSCTTY";
+    } else if (s->in >= 0 ? dup2(s->in, 0) < 0
+                          : (fd = open("/dev/null", O_RDONLY)) < 0 || (fd != 0 && (dup2(fd, 0) < 0 || close(fd) < 0))) {
+      s->stage = s->in >= 0 ? "dup2" : "open /dev/null";
     } else if (dup2(s->out, 1) < 0 || dup2(s->err, 2) < 0) {
       s->stage = "dup2";
     } else if (chdir(s->cwd) < 0) {
@@ -167,15 +174,75 @@ static pid_t start_child(struct start *s) {
 }
 
 /*
- * spawn(argv, env, cwd, onExit) -> [pid, stdoutFd, stderrFd]
+ * A new pseudo-terminal of cols x rows: its master (close-on-exec, the helper's) and its slave
+ * (close-on-exec: the child dups it to 0, 1 and 2), both above stdio. 0 with errno on failure.
+ */
+static int open_pty(int *master, int *slave, int cols, int rows) {
+  char name[128];
+  *master = *slave = -1;
+  int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0) return 0;
+  struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+  int sl = -1;
+  if (grantpt(m) == 0 && unlockpt(m) == 0 && ptsname_r(m, name, sizeof name) == 0 &&
+      (sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) >= 0 && ioctl(m, TIOCSWINSZ, &ws) == 0) {
+    int p[2] = {m, sl};
+    if (above_stdio(p)) {
+      *master = p[0];
+      *slave = p[1];
+      return 1;
+    }
+    m = p[0];
+    sl = p[1];
+  }
+  int saved = errno;
+  close(m);
+  if (sl >= 0) close(sl);
+  errno = saved;
+  return 0;
+}
+
+/* The pipes (or the terminal) a child is given; on failure the stage and errno, nothing left open. */
+struct ends {
+  int out[2], err[2], in[2], master;
+};
+
+static int make_ends(struct ends *e, int mode, int cols, int rows, const char **stage) {
+  e->out[0] = e->out[1] = e->err[0] = e->err[1] = e->in[0] = e->in[1] = e->master = -1;
+  if (mode == 2) {
+    *stage = "openpty";
+    if (!open_pty(&e->master, &e->in[0], cols, rows)) return errno ? errno : EIO;
+    return 0;
+  }
+  *stage = "pipe";
+  if (pipe2(e->out, O_CLOEXEC) != 0 || pipe2(e->err, O_CLOEXEC) != 0 || !above_stdio(e->out) ||
+      !above_stdio(e->err) || (mode == 1 && (pipe2(e->in, O_CLOEXEC) != 0 || !above_stdio(e->in)))) {
+    int failure = errno ? errno : EBADF;
+    int *all[] = {&e->out[0], &e->out[1], &e->err[0], &e->err[1], &e->in[0], &e->in[1]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+      if (*all[i] >= 0) close(*all[i]);
+    return failure;
+  }
+  return 0;
+}
+
+/*
+ * spawn(argv, env, cwd, onExit[, mode, cols, rows]) -> [pid, stdoutFd, stderrFd, stdinFd]
  * argv, env and cwd: Buffers of NUL-terminated strings (argv[0] the program's absolute path; cwd
- * exactly one). The two descriptors are the pipes' read ends, close-on-exec; the caller owns them.
+ * exactly one). mode 0 (the default): stdin /dev/null, stdinFd -1; 1: stdin a pipe whose write end
+ * is stdinFd; 2: a pseudo-terminal of cols x rows, stdoutFd and stdinFd both its master, stderrFd
+ * -1. The descriptors are close-on-exec; the caller owns them.
  */
 static napi_value spawn_run(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value args[4];
-  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc != 4) {
-    napi_throw_type_error(env, NULL, "spawn(argv, env, cwd, onExit)");
+  size_t argc = 7;
+  napi_value args[7];
+  int mode = 0, cols = 80, rows = 24;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || (argc != 4 && argc != 7) ||
+      (argc == 7 && (napi_get_value_int32(env, args[4], &mode) != napi_ok ||
+                     napi_get_value_int32(env, args[5], &cols) != napi_ok ||
+                     napi_get_value_int32(env, args[6], &rows) != napi_ok || mode < 0 || mode > 2 || cols < 1 ||
+                     rows < 1 || cols > 65535 || rows > 65535))) {
+    napi_throw_type_error(env, NULL, "spawn(argv, env, cwd, onExit[, mode, cols, rows])");
     return NULL;
   }
   char *argv_data, *env_data, *cwd;
@@ -195,15 +262,16 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
     return throw_errno(env, "spawn", ENOMEM);
   }
 
-  int out[2] = {-1, -1}, err[2] = {-1, -1};
-  int failure = 0;
-  const char *stage = "pipe";
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || !above_stdio(out) || !above_stdio(err)) {
-    failure = errno ? errno : EBADF;
-  }
+  struct ends e;
+  const char *stage;
+  int failure = make_ends(&e, mode, cols, rows, &stage);
+  /* The child's ends (closed here once it has them) and the helper's (returned). */
+  int child_in = e.in[0], child_out = mode == 2 ? e.in[0] : e.out[1], child_err = mode == 2 ? e.in[0] : e.err[1];
+  int mine[3] = {mode == 2 ? e.master : e.out[0], e.err[0], mode == 2 ? e.master : e.in[1]};
   pid_t pid = -1;
   if (!failure) {
-    struct start s = {.argv = argv, .envp = envp, .cwd = cwd, .out = out[1], .err = err[1]};
+    struct start s = {
+        .argv = argv, .envp = envp, .cwd = cwd, .in = child_in, .out = child_out, .err = child_err, .tty = mode == 2};
     pid = start_child(&s);
     if (pid < 0) {
       failure = errno;
@@ -217,11 +285,14 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
   }
   free(argv);
   free(envp);
-  if (out[1] >= 0) close(out[1]);
-  if (err[1] >= 0) close(err[1]);
+  if (e.in[0] >= 0) close(e.in[0]);
+  if (e.out[1] >= 0) close(e.out[1]);
+  if (e.err[1] >= 0) close(e.err[1]);
   if (failure) {
-    if (out[0] >= 0) close(out[0]);
-    if (err[0] >= 0) close(err[0]);
+    if (e.master >= 0) close(e.master);
+    if (e.out[0] >= 0) close(e.out[0]);
+    if (e.err[0] >= 0) close(e.err[0]);
+    if (e.in[1] >= 0) close(e.in[1]);
     return throw_errno(env, stage, failure);
   }
 
@@ -248,19 +319,43 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
     free(w);
     kill(-pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    close(out[0]);
-    close(err[0]);
+    for (int i = 0; i < 3; i++)
+      if (mine[i] >= 0 && (i != 2 || mine[2] != mine[0])) close(mine[i]);
     return throw_errno(env, "watch", EAGAIN);
   }
 
   napi_value result, v;
-  napi_create_array_with_length(env, 3, &result);
+  napi_create_array_with_length(env, 4, &result);
   napi_create_int32(env, pid, &v);
   napi_set_element(env, result, 0, v);
-  napi_create_int32(env, out[0], &v);
-  napi_set_element(env, result, 1, v);
-  napi_create_int32(env, err[0], &v);
-  napi_set_element(env, result, 2, v);
+  for (int i = 0; i < 3; i++) {
+    napi_create_int32(env, mine[i], &v);
+    napi_set_element(env, result, i + 1, v);
+  }
+  return result;
+}
+
+/*
+ * echo(masterFd) -> true, false, or null: whether what is typed on a terminal shows, read through
+ * its master (on Linux tcgetattr on a pty's master gives the slave's termios: the program is not
+ * touched). False only for ECHO off with ICANON on: a password prompt (getpass, `stty -echo`); a
+ * line editor (readline, a REPL) turns both off and draws what is typed itself.
+ */
+static napi_value term_echo(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg, result;
+  int fd;
+  struct termios t;
+  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_int32(env, arg, &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "echo(fd)");
+    return NULL;
+  }
+  if (tcgetattr(fd, &t) != 0) {
+    napi_get_null(env, &result);
+    return result;
+  }
+  napi_get_boolean(env, (t.c_lflag & ECHO) != 0 || (t.c_lflag & ICANON) == 0, &result);
   return result;
 }
 
@@ -268,5 +363,7 @@ NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn_run, NULL, &fn);
   napi_set_named_property(env, exports, "spawn", fn);
+  napi_create_function(env, "echo", NAPI_AUTO_LENGTH, term_echo, NULL, &fn);
+  napi_set_named_property(env, exports, "echo", fn);
   return exports;
 }

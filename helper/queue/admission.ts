@@ -13,6 +13,22 @@ import type { WatchFeed } from '../watch/feed.js';
 import type { HeldRuns } from './held-runs.js';
 import { runMode } from './background.js';
 import { clientEntry, err, type Job } from './job.js';
+import { InputFeed } from '../run/input-feed.js';
+import { RunTerminal } from '../run/terminal.js';
+import { DEFAULT_TERMINAL_SIZE } from '../../src/protocol/limits.js';
+
+/**
+ * A start request's input: a feed for pipe and terminal runs (input given before the run starts
+ * waits there), and a terminal run's terminal (its screen exists, blank, from the start; the
+ * emulator loads with a helper's first terminal run).
+ */
+function inputOf(req: Extract<Request, { type: 'run' | 'start' }>): Pick<Job, 'input' | 'terminal'> {
+  if (req.type !== 'start' || req.input === undefined) return {};
+  const input = new InputFeed(req.input);
+  return req.input === 'terminal'
+    ? { input, terminal: new RunTerminal(req.terminal_size ?? { ...DEFAULT_TERMINAL_SIZE }) }
+    : { input };
+}
 
 export interface AdmissionContext {
   record: EnrollmentRecord;
@@ -25,7 +41,7 @@ export interface AdmissionContext {
   ended: () => boolean;
   used: UsedRunIds;
   held: HeldRuns<Job>;
-  watch: Pick<WatchFeed, 'refused'>;
+  watch: Pick<WatchFeed, 'refused' | 'input'>;
 }
 
 /** The job for an admitted request, or undefined once a refusal has been sent. */
@@ -64,11 +80,14 @@ export function admit(
     cancelled: false,
     held,
     ...runMode(req),
+    ...inputOf(req),
     state: 'queued',
     waiters: new Set(),
     ...clientEntry(req),
     ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
   };
+  const feed = job.input;
+  if (feed) feed.onInput = (chunk, from) => cx.watch.input(job, chunk, from);
   if (held) {
     cx.held.add(job);
     // Noted so that a helper killed before the run starts still leaves its outcome to the audit trail.

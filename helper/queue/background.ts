@@ -5,10 +5,15 @@ import type { Overflow, Request } from '../../src/protocol/messages.js';
 import type { Refusal } from '../authorize.js';
 import { MAX_BACKGROUND_RUNS } from '../../src/protocol/limits.js';
 
-/** A run request's overflow and background: background implies tail; tmux_run's runs are neither. */
+/**
+ * A run request's overflow and background: background implies tail, and so does input pipe or
+ * terminal unless the request says stop; tmux_run's runs are neither.
+ */
 export function runMode(req: Extract<Request, { type: 'run' | 'start' }>): { overflow: Overflow; background: boolean } {
-  const background = req.type === 'start' && req.background === true;
-  return { overflow: background || (req.type === 'start' && req.overflow === 'tail') ? 'tail' : 'stop', background };
+  if (req.type !== 'start') return { overflow: 'stop', background: false };
+  const background = req.background === true;
+  const implied = background || req.input !== undefined ? 'tail' : 'stop';
+  return { overflow: background ? 'tail' : (req.overflow ?? implied), background };
 }
 
 export class BackgroundRuns<J> {

@@ -27,8 +27,8 @@ export interface HeldContext {
 }
 
 /** Checks a wait, cancel or list request; on failure replies with the error (nothing changes) and returns false. */
-function authorized(
-  cx: HeldContext,
+export function authorized(
+  cx: Pick<HeldContext, 'record' | 'secret'>,
   op: HeldOp,
   runId: string,
   a: Extract<Request, { type: 'list' }>['auth'],
@@ -46,7 +46,7 @@ export function list(req: Extract<Request, { type: 'list' }>, t: Transport, cx: 
 }
 
 /** The refusal of a request for a run this helper does not hold. */
-function unknownRun(cx: HeldContext, runId: string): Reply {
+export function unknownRun(cx: Pick<HeldContext, 'record'>, runId: string): Reply {
   return err(
     'unknown_run',
     `pane ${cx.record.pane_id}'s helper holds no run ${runId} (it never existed here, was not started with tmux_run_start, or its result was dropped: results are held for ${HELD_MINUTES} minutes, at most ${HELD_MAX_FINISHED} per pane; the audit trail keeps every outcome)`,

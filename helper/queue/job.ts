@@ -4,6 +4,7 @@ import type { Transport } from '../../src/protocol/transport.js';
 import type {
   ErrorReply,
   HeldRunInfo,
+  InputMode,
   LiveState,
   Overflow,
   PendingReply,
@@ -22,6 +23,8 @@ import { HeldRuns } from './held-runs.js';
 import type { Run } from '../run/runner.js';
 import type { StreamStore } from '../output/stream-store.js';
 import { lastLine, tailWindow } from '../output/stream-window.js';
+import type { InputFeed } from '../run/input-feed.js';
+import type { RunTerminal } from '../run/terminal.js';
 
 /** Someone waiting for a job's outcome on a link: the `run` caller, or a start, wait or cancel request. */
 export interface Waiter {
@@ -45,6 +48,10 @@ export interface Job {
   overflow: Overflow;
   /** Started with background: true (it gives up the pane's queue once spawned). */
   background: boolean;
+  /** input pipe or terminal: what it is given to read (input given before it starts waits here). */
+  input?: InputFeed;
+  /** input terminal: its own terminal (its screen; the person may attach). */
+  terminal?: RunTerminal;
   /** queued -> (awaiting_approval, ask mode) -> running -> finished; finished also when refused or cancelled unstarted. */
   state: RunState;
   startedAt?: number;
@@ -133,6 +140,20 @@ export function pendingOf(job: Job): PendingReply {
     stdout_tail: tailOf(job.run?.stdout),
     stderr_tail: tailOf(job.run?.stderr),
     background: job.background,
+    ...inputState(job),
+  };
+}
+
+/** A pipe or terminal run's input as pending results and listings show it (nothing for the others). */
+export function inputState(job: Job): { input?: InputMode; input_bytes?: number; attached?: boolean; echo?: boolean } {
+  if (!job.input) return {};
+  job.terminal?.checkEcho();
+  return {
+    input: job.input.mode,
+    input_bytes: job.input.given,
+    ...(job.input.mode === 'terminal'
+      ? { attached: job.terminal?.attached ?? false, echo: job.terminal?.echo ?? true }
+      : {}),
   };
 }
 
@@ -162,6 +183,7 @@ export function info(job: Job): HeldRunInfo {
     held_until: HeldRuns.heldUntil(job),
     ...outputBytes(job),
     background: job.background,
+    ...(({ echo: _echo, ...rest }) => rest)(inputState(job)),
     ...clientEntry(job),
     outcome: f
       ? {

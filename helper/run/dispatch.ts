@@ -13,10 +13,10 @@ import { Run, type RunLauncher, type RunOutcome } from './runner.js';
 import type { AskResult, Shell, Snapshot } from '../shell/shell.js';
 import { cwdPath } from '../shell/snapshot.js';
 import { envRefusal } from './exact-exec.js';
+import { terminalEnv } from './terminal.js';
+import { ASK_TIMEOUT_MS, askRefusal } from './ask-refusal.js';
 import { byClient, clientEntry, err, short, type Job, type StopReason } from '../queue/job.js';
 
-/** How long the shell's line editor has to answer before the shell counts as busy. */
-export const ASK_TIMEOUT_MS = 1000;
 /** A test-only hook (inert unless set in the enrolled shell's environment): the helper SIGKILLs itself right after spawning a run, before it notes the run's process group, to prove that orphan is still found and stopped. */
 const DIE_AFTER_SPAWN = process.env.TMUX_RUN_TEST_DIE_AFTER_SPAWN === '1';
 
@@ -41,60 +41,6 @@ export interface DispatchContext {
 }
 
 export { shellBusy };
-
-/** Why the shell's answer refuses the run; `byPerson` when the person at the pane decided. */
-function askRefusal(answer: Extract<AskResult, { ok: false }>): {
-  code: ErrorCode;
-  message: string;
-  byPerson?: boolean;
-} {
-  if (answer.reason === 'editor_not_empty') {
-    return {
-      code: 'editor_not_empty',
-      message: "the person has text in the shell's line editor, left untouched (retry later)",
-    };
-  }
-  if (answer.reason.startsWith('context:') || answer.reason === 'pending_input') {
-    return {
-      code: 'editor_not_empty',
-      message: `the shell's line editor is not at an empty prompt (${answer.reason})`,
-    };
-  }
-  if (answer.reason.startsWith('screen:')) {
-    return {
-      code: 'editor_not_empty',
-      message: `the screen check could not confirm an empty line at the shell's prompt (${answer.reason.slice(7)}); retry later`,
-    };
-  }
-  if (answer.reason === 'busy') {
-    return { code: 'shell_busy', message: 'the shell is running a command line (retry when its prompt is back)' };
-  }
-  if (answer.reason === 'approval_unavailable') {
-    return {
-      code: 'approval_unavailable',
-      message:
-        "the person asked to approve each run (TMUX_RUN_APPROVE=ask), and this pane's shell cannot ask them without disturbing their line, so no run starts there",
-    };
-  }
-  if (answer.reason === 'closed') return { code: 'shell_exited', message: 'the enrolled shell has exited' };
-  if (answer.reason === 'denied') {
-    return { code: 'denied', message: 'the person at the pane refused the run (ask mode)', byPerson: true };
-  }
-  if (answer.reason === 'approval_timeout') {
-    return {
-      code: 'approval_timeout',
-      message: `the person at the pane did not answer within ${answer.timeoutS ?? '?'} s (ask mode)`,
-      byPerson: true,
-    };
-  }
-  if (answer.reason === 'timeout') {
-    return {
-      code: 'shell_busy',
-      message: `the shell's line editor did not answer within ${ASK_TIMEOUT_MS} ms (it is busy)`,
-    };
-  }
-  return { code: 'internal_error', message: `the shell could not describe its state (${answer.reason})` };
-}
 
 /** The sandbox code, once a sandboxed run loaded it. */
 let sandboxCode: typeof import('../sandbox/sandbox.js') | undefined;
@@ -157,7 +103,13 @@ async function askShell(job: Job, cx: DispatchContext): Promise<AskResult> {
   job.withdraw = new AbortController();
   if (job.trace) job.trace.asked = monotonicMs();
   const answer = await cx.shell.ask(ASK_TIMEOUT_MS, {
-    run: { runId: b.run_id, digest: b.script_digest, script: job.script, ...clientEntry(job) },
+    run: {
+      runId: b.run_id,
+      digest: b.script_digest,
+      script: job.script,
+      ...clientEntry(job),
+      ...(job.input ? { input: job.input.mode } : {}),
+    },
     signal: job.withdraw.signal,
     onAwaiting: () => {
       if (job.state !== 'queued') return;
@@ -242,6 +194,8 @@ function noteStart(job: Job, cx: DispatchContext, cwd: string, sandbox: string):
       stderr_limit: b.stderr_limit,
       cwd,
       ...(job.background ? { background: true } : {}),
+      ...(job.input ? { input: job.input.mode } : {}),
+      ...(job.terminal ? { terminal_size: `${job.terminal.size.cols}x${job.terminal.size.rows}` } : {}),
       sandbox,
     });
   } catch (e) {
@@ -260,11 +214,16 @@ async function startRun(
   launcher?: RunLauncher,
 ): Promise<RunOutcome> {
   const b = job.binding;
+  if (job.terminal) watchEcho(job, cx);
   const run = new Run({
     script: job.script,
     cwd: snapshot.cwd,
-    env: snapshot.env,
-    ...(snapshot.bytes ? { bytes: snapshot.bytes } : {}),
+    env: job.terminal ? terminalEnv(snapshot.env) : snapshot.env,
+    ...(snapshot.bytes
+      ? { bytes: job.terminal ? { ...snapshot.bytes, env: terminalEnv(snapshot.bytes.env) } : snapshot.bytes }
+      : {}),
+    ...(job.input ? { input: job.input } : {}),
+    ...(job.terminal ? { terminal: job.terminal } : {}),
     umask: procUmask(cx.record.shell_pid),
     stdoutLimit: b.stdout_limit,
     stderrLimit: b.stderr_limit,
@@ -291,6 +250,18 @@ async function startRun(
     job.trace.drained = run.endedAt;
   }
   return o;
+}
+
+/** When a terminal run's program turns echo off, the pane says how the person can answer it. */
+function watchEcho(job: Job, cx: DispatchContext): void {
+  const id = short(job.binding.run_id);
+  job.terminal!.onEcho = (echo) => {
+    if (!echo)
+      cx.shell.notify(
+        `tmux-run: run ${id}${byClient(job)} waits for input with echo off (a password?); to answer it yourself: tmux-run attach ${id}`,
+      );
+    cx.sendProgress(job);
+  };
 }
 
 /** Runs the job, or settles it with a refusal; returns its run's outcome when it was started. */
@@ -335,6 +306,11 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     // The trail says which walls were asked for and why they could not be built, as the reply does.
     const asked = snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
     refuseJob(job, cx, 'sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
+    return undefined;
+  }
+  if (job.input && walls.launcher) {
+    const message = `a run with input ${job.input.mode} cannot be walled in yet (TMUX_RUN_SANDBOX=${walls.value}), and it is not run unwalled`;
+    refuseJob(job, cx, 'sandbox_unavailable', message, { sandbox: walls.value, reason: message });
     return undefined;
   }
   job.sandbox = walls.value;

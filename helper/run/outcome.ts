@@ -1,5 +1,6 @@
 // How a run that started ends up reported: its final reply, the audit trail's end entry and the
 // notice shown in the pane, all three derived from the run's one end reason (and, for a stop, why).
+import type { InputFeed } from './input-feed.js';
 import type { Reply, Truncation } from '../../src/protocol/messages.js';
 import type { Binding } from '../../src/protocol/token.js';
 import type { AuditEntry } from '../../src/audit/audit-log.js';
@@ -30,6 +31,8 @@ export interface Reported {
   background?: boolean;
   /** Who asked (its notice and the end entry say so). */
   client?: string;
+  /** A pipe or terminal run's input: its end entry counts the calls and bytes given, never their content. */
+  input?: Pick<InputFeed, 'mode' | 'calls' | 'given'>;
 }
 
 export interface Report {
@@ -76,6 +79,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     signal: c?.signal ?? null,
     stdout_bytes: o.stdoutBytes,
     stderr_bytes: o.stderrBytes,
+    ...(job.input ? { input: job.input.mode, input_count: job.input.calls, input_bytes: job.input.given } : {}),
     duration_ms: o.durationMs,
   };
   const notice = `tmux-run: run ${short(b.run_id)}${byClient(job)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;

@@ -6,12 +6,14 @@ import { groupAlive } from '../../src/os/proc.js';
 import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
 import { Socket } from 'node:net';
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
 import type { WallsEnd, WallsRunEvents } from '../sandbox/walls.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
 import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
 import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
+import type { InputFeed } from './input-feed.js';
+import type { RunTerminal } from './terminal.js';
 
 export interface RunSpec {
   script: string;
@@ -26,6 +28,17 @@ export interface RunSpec {
   overflow?: Overflow;
   /** Run inside the pane's walls (helper/sandbox/walls.ts) rather than as a /bin/sh of its own. */
   launcher?: RunLauncher;
+  /** input pipe or terminal: what the run is given to read (absent: stdin is /dev/null). */
+  input?: InputFeed;
+  /** input terminal: the run's own pseudo-terminal (its stdin, stdout and stderr). */
+  terminal?: RunTerminal;
+}
+
+/** A started plain run: its pid, the streams the helper reads, and where its input goes (if any). */
+interface Started {
+  pid: number | undefined;
+  outputs: Readable[];
+  stdin?: Writable;
 }
 
 /** Where a sandboxed run goes: the pane's kept-alive walls, which start /bin/sh and report its end. */
@@ -52,6 +65,11 @@ export interface RunOutcome {
 
 /** How long output is still collected after /bin/sh exits. */
 export const DRAIN_MS = 50;
+/**
+ * A terminal run's drain: its master reports the end of output (EIO) only once every holder of
+ * the terminal has closed it, which can come later than /bin/sh's exit on a busy machine.
+ */
+export const TERMINAL_DRAIN_MS = 500;
 const signalNumber = (name: NodeJS.Signals): number => (osConstants.signals as Record<string, number>)[name] ?? 255;
 
 let chosen: SpawnKind | undefined;
@@ -63,6 +81,8 @@ export class Run {
   pgid: number | undefined;
   /** The plain run's stdout and stderr pipes, once started. */
   private streams: Readable[] = [];
+  /** Where the run's input is written (a pipe's write end, or the terminal's master), once started. */
+  private stdin: Writable | undefined;
   /** Takes the plain run's exit (from Node's child process or the native spawn's watch). */
   private exitHandler: ((c: Completion) => void) | undefined;
   /** How this run is spawned when plain (tests choose; the helper takes src/os/native-spawn.ts's choice). */
@@ -107,7 +127,7 @@ export class Run {
     this.startedAt = performance.now();
     if (this.spec.launcher) return this.launch(this.spec.launcher);
     const previous = this.spec.umask === undefined ? undefined : process.umask(this.spec.umask);
-    let started: { pid: number | undefined; stdout: Readable; stderr: Readable } | undefined;
+    let started: Started | undefined;
     try {
       started = this.spawn === 'native' ? this.spawnNative() : this.spawnNode();
     } catch (e) {
@@ -119,10 +139,15 @@ export class Run {
     }
     if (started.pid === undefined) return undefined;
     this.pgid = started.pid;
-    this.streams = [started.stdout, started.stderr];
-    started.stdout.on('data', (c: Buffer) => this.collect('stdout', c));
-    started.stderr.on('data', (c: Buffer) => this.collect('stderr', c));
-    let open = 2;
+    this.streams = started.outputs;
+    const [out, err] = started.outputs;
+    out?.on('data', (c: Buffer) => this.collect('stdout', c));
+    err?.on('data', (c: Buffer) => this.collect('stderr', c));
+    if (started.stdin) {
+      this.stdin = started.stdin;
+      this.spec.input?.connect(started.stdin);
+    }
+    let open = this.streams.length;
     const closed = (): void => {
       if (--open === 0 && this.completion) this.end('completed');
     };
@@ -134,21 +159,24 @@ export class Run {
       this.exitedAt = monotonicMs();
       this.completion = completion;
       if (open === 0) this.end('completed');
-      else setTimeout(() => this.end('completed'), DRAIN_MS);
+      else setTimeout(() => this.end('completed'), this.spec.terminal ? TERMINAL_DRAIN_MS : DRAIN_MS);
     };
     return this.pgid;
   }
 
   /** /bin/sh through Node's spawn (a fork of the helper); a snapshot that is not UTF-8 through the exact-bytes wrapper (exact-exec.ts). */
-  private spawnNode(): { pid: number | undefined; stdout: Readable; stderr: Readable } {
+  private spawnNode(): Started {
     const { bytes } = this.spec;
+    if (this.spec.terminal)
+      throw new Error('a terminal run needs the native spawn (generated/spawn.node), which is not in use here');
+    const stdin = this.spec.input ? 'pipe' : 'ignore';
     const exact = bytes !== undefined;
     const sh = ['/bin/sh', '-c', this.spec.script];
     const child = spawn(exact ? PERL : '/bin/sh', exact ? ['-e', EXACT_EXEC, ...sh] : sh.slice(1), {
       cwd: exact ? '/' : this.spec.cwd,
       env: exact ? {} : this.spec.env,
       detached: true,
-      stdio: exact ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+      stdio: exact ? [stdin, 'pipe', 'pipe', 'pipe'] : [stdin, 'pipe', 'pipe'],
     });
     if (exact) this.sendExact(child, bytes);
     if (child.pid === undefined) {
@@ -163,15 +191,15 @@ export class Run {
           : { state: 'exited', exit_status: code ?? 0, signal: null },
       ),
     );
-    return { pid: child.pid, stdout: child.stdout!, stderr: child.stderr! };
+    return { pid: child.pid, outputs: [child.stdout!, child.stderr!], ...(child.stdin ? { stdin: child.stdin } : {}) };
   }
 
   /**
    * /bin/sh through the native vfork (src/os/native-spawn.ts): no fork of the helper. A snapshot
    * that is not UTF-8 goes as its bytes, with no exec wrapper.
    */
-  private spawnNative(): { pid: number; stdout: Readable; stderr: Readable } {
-    const { bytes } = this.spec;
+  private spawnNative(): Started {
+    const { bytes, terminal } = this.spec;
     const s = nativeSpawn(
       ['/bin/sh', '-c', this.spec.script],
       bytes?.env ?? this.spec.env,
@@ -184,9 +212,17 @@ export class Run {
               { state: 'exited', exit_status: code ?? 255, signal: null },
         ),
       bytes ? 'latin1' : 'utf8',
+      terminal ? { kind: 'terminal', ...terminal.size } : this.spec.input ? { kind: 'pipe' } : { kind: 'closed' },
     );
+    if (terminal) {
+      // One stream for all of it: the master is read (everything the run printed) and written (its input).
+      const master = terminal.open(s.stdoutFd);
+      master.once('close', () => terminal.closed());
+      return { pid: s.pid, outputs: [master], stdin: master };
+    }
     const pipe = (fd: number): Readable => new Socket({ fd, readable: true, writable: false });
-    return { pid: s.pid, stdout: pipe(s.stdoutFd), stderr: pipe(s.stderrFd) };
+    const stdin = s.stdinFd >= 0 ? new Socket({ fd: s.stdinFd, readable: false, writable: true }) : undefined;
+    return { pid: s.pid, outputs: [pipe(s.stdoutFd), pipe(s.stderrFd)], ...(stdin ? { stdin } : {}) };
   }
 
   /** Starts the script in the pane's walls; returns the walls' group (the broker's to stop should the helper die). */
@@ -232,6 +268,7 @@ export class Run {
     if (this.reason === 'output_limit_exceeded') return;
     const store = this[which];
     store.append(chunk);
+    this.spec.terminal?.output(chunk);
     if (this.reason === undefined && store.total > store.capacity && this.spec.overflow !== 'tail') {
       this.overflow = which;
       this.stop('output_limit_exceeded');
@@ -259,7 +296,10 @@ export class Run {
       // The wrapper never became /bin/sh: nothing of the script ran.
       [final, error, this.completion] = ['spawn_failed', unexec, undefined];
     }
+    this.spec.terminal?.finish();
+    this.spec.input?.end();
     for (const s of this.streams) s.destroy();
+    this.stdin?.destroy();
     // Whatever is left in the group (a `cmd &` holding the pipes) ends with the run.
     // (In the walls the run's reaper has ended all of it already, and the group is the walls'.)
     if (!this.spec.launcher && this.pgid !== undefined && groupAlive(this.pgid)) terminateGroup(this.pgid);

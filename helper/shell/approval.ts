@@ -9,6 +9,8 @@ export const PREVIEW_CHARS = 200;
 export const PREVIEW_SEPARATOR = '\x1f';
 /** What comes before who asked, after the preview (a control character too). */
 export const CLIENT_SEPARATOR = '\x1e';
+/** What comes before the line about the run's input, last (a control character too). */
+export const INPUT_SEPARATOR = '\x1d';
 /** The longest wait for the person the shell may ask for (TMUX_RUN_APPROVE_TIMEOUT), in seconds. */
 export const MAX_APPROVAL_S = 86400;
 /** How much longer than the person's timeout the helper waits for the shell's answer. */
@@ -21,7 +23,13 @@ export interface RunDetails {
   script: string;
   /** Who asked (src/protocol/client.ts), when the client named itself. */
   client?: string;
+  /** What the run reads, when it takes input (tmux_run_start's input pipe or terminal). */
+  input?: 'pipe' | 'terminal';
 }
+
+/** The question's line about a run that takes input: the person approves the run, not each input. */
+export const inputNote = (input: 'pipe' | 'terminal'): string =>
+  `it takes input (${input}): what the agent sends it is not asked about again`;
 
 /** One shown line: escaped so that nothing in it acts on the terminal or hides, then cut. */
 export function previewLine(line: string): string {
@@ -43,11 +51,13 @@ export function scriptPreview(script: string): { shown: string[]; lines: number 
 
 /**
  * The body of the `P` line the helper sends once the shell is asking: `RUNID DIGEST BYTES LINES
- * PREVIEW[CLIENT_SEPARATOR CLIENT]`, where PREVIEW is the first lines of the script, escaped,
- * joined by PREVIEW_SEPARATOR, and CLIENT who asked (escaped, cut), when the client named itself.
+ * PREVIEW[CLIENT_SEPARATOR CLIENT][INPUT_SEPARATOR INPUT]`, where PREVIEW is the first lines of the
+ * script, escaped, joined by PREVIEW_SEPARATOR, CLIENT who asked (escaped, cut), when the client
+ * named itself, and INPUT the line about the run's input (inputNote), when it takes input.
  */
 export function previewFields(d: RunDetails): string {
   const { shown, lines } = scriptPreview(d.script);
   const who = d.client ? `${CLIENT_SEPARATOR}${previewLine(d.client)}` : '';
-  return `${d.runId} ${d.digest} ${Buffer.byteLength(d.script, 'utf8')} ${lines} ${shown.join(PREVIEW_SEPARATOR)}${who}`;
+  const input = d.input ? `${INPUT_SEPARATOR}${inputNote(d.input)}` : '';
+  return `${d.runId} ${d.digest} ${Buffer.byteLength(d.script, 'utf8')} ${lines} ${shown.join(PREVIEW_SEPARATOR)}${who}${input}`;
 }

@@ -1,7 +1,7 @@
 // The watch feed's events (pure): what `tmux-run watch` is told of a run's start, its output, the
 // output a watcher missed, its end, and a refusal. Script text goes only to watchers (the person),
 // as its first lines escaped and cut as in the ask question; never to the audit trail.
-import type { Reply, StreamName, WatchApproval, WatchEvent } from '../../src/protocol/messages.js';
+import type { Reply, WatchApproval, WatchEvent, WatchStream } from '../../src/protocol/messages.js';
 import { scriptPreview } from '../shell/approval.js';
 
 /** What an event needs to know of a job (helper/queue/job.ts). */
@@ -10,6 +10,8 @@ export interface Watched {
   script: string;
   client?: string;
   background: boolean;
+  /** A pipe or terminal run's input (its start event says which). */
+  input?: { mode: 'pipe' | 'terminal' };
   /** How the run was let through, and the walls it runs in (set at dispatch). */
   approval?: WatchApproval;
   sandbox?: string;
@@ -32,13 +34,20 @@ export function startEvent(job: Watched, at: number): WatchEvent {
     approval: job.approval ?? 'auto',
     sandbox: (job.sandbox ?? 'off').slice(0, 64),
     background: job.background,
+    ...(job.input ? { input: job.input.mode } : {}),
     script_bytes: Buffer.byteLength(job.script, 'utf8'),
     script_lines: lines,
     preview: shown,
   };
 }
 
-export const outputEvent = (runId: string, stream: StreamName, from: number, data: Buffer, at: number): WatchEvent => ({
+export const outputEvent = (
+  runId: string,
+  stream: WatchStream,
+  from: number,
+  data: Buffer,
+  at: number,
+): WatchEvent => ({
   type: 'watch_event',
   ev: 'output',
   run_id: runId,
@@ -48,7 +57,7 @@ export const outputEvent = (runId: string, stream: StreamName, from: number, dat
   data,
 });
 
-export const missedEvent = (runId: string, stream: StreamName, bytes: number, at: number): WatchEvent => ({
+export const missedEvent = (runId: string, stream: WatchStream, bytes: number, at: number): WatchEvent => ({
   type: 'watch_event',
   ev: 'missed',
   run_id: runId,

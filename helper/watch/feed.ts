@@ -3,7 +3,7 @@
 // while its link has less than WATCH_BACKLOG bytes waiting; what does not fit is counted, never
 // queued, and the watcher is told how many bytes it missed before its next output or the run's end.
 import type { Transport } from '../../src/protocol/transport.js';
-import type { Reply, RunState, StreamName, WatchEvent } from '../../src/protocol/messages.js';
+import type { Reply, RunState, StreamName, WatchEvent, WatchStream } from '../../src/protocol/messages.js';
 import { OUTPUT_CHUNK_BYTES } from '../../src/protocol/limits.js';
 import type { StreamStore } from '../output/stream-store.js';
 import { endEvent, missedEvent, outputEvent, refusedEvent, startEvent, type Watched } from './events.js';
@@ -83,6 +83,11 @@ export class WatchFeed {
     for (const w of this.watchers) if (w.wants(job.binding.run_id)) this.control(w, job.watchStart);
   }
 
+  /** Input given to a pipe or terminal run (the agent's or the attached person's): a stream of its own. */
+  input(job: FeedJob, chunk: Buffer, from: number): void {
+    this.output(job, 'stdin', chunk, from);
+  }
+
   /** A job's final reply: the end of a run that started, or the refusal of one that never did. */
   settled(job: FeedJob, reply: Reply): void {
     if (this.watchers.size === 0 || !isFinal(reply)) return;
@@ -111,17 +116,17 @@ export class WatchFeed {
       if (reply.type === 'error') this.control(w, refusedEvent(job.binding, job.client, reply.code, reply.message, at));
       return;
     }
-    for (const stream of STREAMS) this.sayMissed(w, id, stream, at);
+    for (const stream of [...STREAMS, 'stdin' as const]) this.sayMissed(w, id, stream, at);
     this.control(w, endEvent(job, reply, at));
   }
 
-  private output(job: FeedJob, stream: StreamName, chunk: Buffer, from: number): void {
+  private output(job: FeedJob, stream: WatchStream, chunk: Buffer, from: number): void {
     for (const w of this.watchers)
       if (w.wants(job.binding.run_id)) this.send(w, job.binding.run_id, stream, chunk, from);
   }
 
   /** One chunk to one watcher, or counted as missed when its link is backed up. */
-  private send(w: Watcher, runId: string, stream: StreamName, chunk: Buffer, from: number): void {
+  private send(w: Watcher, runId: string, stream: WatchStream, chunk: Buffer, from: number): void {
     const key = runId + stream;
     if (w.backlog() + chunk.length > WATCH_BACKLOG) {
       w.missed.set(key, (w.missed.get(key) ?? 0) + chunk.length);
@@ -132,7 +137,7 @@ export class WatchFeed {
     w.t.send(outputEvent(runId, stream, from, chunk, at));
   }
 
-  private sayMissed(w: Watcher, runId: string, stream: StreamName, at: number): void {
+  private sayMissed(w: Watcher, runId: string, stream: WatchStream, at: number): void {
     const key = runId + stream;
     const n = w.missed.get(key);
     if (n === undefined) return;

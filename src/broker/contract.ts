@@ -22,6 +22,10 @@ export const runsInputSchema = loadSchema('tmux_runs.input.schema.json');
 export const runsOutputSchema = loadSchema('tmux_runs.output.schema.json');
 export const outputInputSchema = loadSchema('tmux_run_output.input.schema.json');
 export const outputOutputSchema = loadSchema('tmux_run_output.output.schema.json');
+export const inputInputSchema = loadSchema('tmux_run_input.input.schema.json');
+export const inputOutputSchema = loadSchema('tmux_run_input.output.schema.json');
+export const screenInputSchema = loadSchema('tmux_run_screen.input.schema.json');
+export const screenOutputSchema = loadSchema('tmux_run_screen.output.schema.json');
 
 type Validator = Generated.Validator;
 type Compiled = Record<
@@ -36,7 +40,11 @@ type Compiled = Record<
   | 'runsInput'
   | 'runsOutput'
   | 'outputInput'
-  | 'outputOutput',
+  | 'outputOutput'
+  | 'inputInput'
+  | 'inputOutput'
+  | 'screenInput'
+  | 'screenOutput',
   Validator
 >;
 
@@ -128,3 +136,7 @@ export const validateRunsInput = (d: unknown): Validation => check(compiled.runs
 export const validateRunsOutput = (d: unknown): Validation => check(compiled.runsOutput, d);
 export const validateOutputInput = (d: unknown): Validation => check(compiled.outputInput, d);
 export const validateOutputOutput = (d: unknown): Validation => check(compiled.outputOutput, d);
+export const validateInputInput = (d: unknown): Validation => check(compiled.inputInput, d);
+export const validateInputOutput = (d: unknown): Validation => check(compiled.inputOutput, d);
+export const validateScreenInput = (d: unknown): Validation => check(compiled.screenInput, d);
+export const validateScreenOutput = (d: unknown): Validation => check(compiled.screenOutput, d);

@@ -115,6 +115,10 @@ function heldReply(s: Talk, r: Reply): LongResult | undefined {
           stdout_tail: r.stdout_tail,
           stderr_tail: r.stderr_tail,
           background: r.background,
+          ...(r.input ? { input: r.input } : {}),
+          ...(r.input_bytes !== undefined ? { input_bytes: r.input_bytes } : {}),
+          ...(r.attached !== undefined ? { attached: r.attached } : {}),
+          ...(r.echo !== undefined ? { echo: r.echo } : {}),
         },
       };
     case 'done':

@@ -1,7 +1,7 @@
 // The runs the panes' helpers hold, as tmux_runs and `tmux-run runs` list them: each live helper
 // is asked for its own (dead ones are cleaned up on the way, their runs stopped).
 import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { HeldRunInfo } from '../protocol/messages.js';
+import type { HeldRunInfo, InputMode } from '../protocol/messages.js';
 import { askOnce } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
 import { authorizeHeld } from './authorize.js';
@@ -22,6 +22,10 @@ export interface RunListing {
   stderr_bytes: number;
   held_until: string | null;
   background: boolean;
+  /** What the run reads (closed: /dev/null), the input given so far, and whether the person has its terminal. */
+  input: InputMode;
+  input_bytes: number;
+  attached: boolean;
   /** Who asked (the MCP client's name and version from initialize), null when it gave none. */
   client: string | null;
 }
@@ -63,6 +67,9 @@ export async function listHeldRuns(
         stderr_bytes: r.stderr_bytes,
         held_until: iso(r.held_until),
         background: r.background,
+        input: r.input ?? 'closed',
+        input_bytes: r.input_bytes ?? 0,
+        attached: r.attached ?? false,
         client: r.client ?? null,
       }));
     }),

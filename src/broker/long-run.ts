@@ -3,7 +3,7 @@
 // the run goes on; wait and cancel find it again by run_id, from any broker. The conversation
 // with the helper is src/broker/held-link.ts; tmux_runs' listing is src/broker/held-runs.ts.
 import { scriptDigest } from '../enrollment/generation.js';
-import type { Overflow } from '../protocol/messages.js';
+import type { InputMode, Overflow, Request, TerminalSize } from '../protocol/messages.js';
 import { failure, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
 import { authorizeHeld, authorizeRun, isRecord, resolveTarget, scriptProblem } from './authorize.js';
@@ -20,12 +20,27 @@ export interface StartArgs extends RunArgs {
   wait_ms?: number;
   overflow?: Overflow;
   background?: boolean;
+  input?: InputMode;
+  terminal_size?: TerminalSize;
 }
 
 export interface HeldArgs {
   target: Target;
   run_id: string;
   wait_ms?: number;
+}
+
+/**
+ * A start's input as the helper is asked for it: pipe or terminal (which imply overflow tail unless
+ * the call says stop, so a stop is said explicitly), the terminal's size.
+ */
+function inputRequest(args: StartArgs): Partial<Extract<Request, { type: 'start' }>> {
+  if (args.input === undefined || args.input === 'closed') return {};
+  return {
+    input: args.input,
+    ...(args.overflow === 'stop' ? { overflow: 'stop' as const } : {}),
+    ...(args.input === 'terminal' && args.terminal_size ? { terminal_size: args.terminal_size } : {}),
+  };
 }
 
 /** tmux_run_start: authorize and queue like tmux_run, then return after wait_ms or when the run ends. */
@@ -72,6 +87,7 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
       wait_ms: args.wait_ms ?? START_WAIT_MS,
       ...(args.overflow === 'tail' || args.background === true ? { overflow: 'tail' as const } : {}),
       ...(args.background === true ? { background: true } : {}),
+      ...inputRequest(args),
       ...(ctx.client ? { client: ctx.client } : {}),
     },
     binding.run_id,

@@ -13,10 +13,11 @@ import { doctor } from './doctor.js';
 import { runs } from './runs.js';
 import { setup } from './setup.js';
 import { stop } from './stop.js';
+import { attach } from './attach.js';
 import { watch } from './watch.js';
 import type { Command } from './command.js';
 
-export const COMMANDS: readonly Command[] = [panes, runs, watch, stop, revoke, snippet, log, doctor, setup];
+export const COMMANDS: readonly Command[] = [panes, runs, watch, stop, attach, revoke, snippet, log, doctor, setup];
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

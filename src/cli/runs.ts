@@ -31,6 +31,8 @@ List the runs that the enrolled panes' helpers hold: runs started with tmux_run_
 queued, running, or finished with a result still to be fetched (for 10 minutes, at most 32 per
 pane). Runs of tmux_run are not held. A helper found dead on the way has its runs stopped and
 recorded in the audit trail. A run started with background: true shows "(bg)" after its state;
+INPUT is what a run started with input pipe or terminal reads and the bytes it was given so far
+("(attached)": the person has its terminal, with 'tmux-run attach RUN');
 stop one with 'tmux-run stop RUN'. CLIENT is who asked: the name and version the MCP client gave
 itself (a label it chose, not an identity; '-' when it gave none).
 
@@ -52,7 +54,9 @@ Options:
       return 0;
     }
     const now = Date.now();
-    const rows: Cell[][] = [['RUN', 'PANE', 'STATE', 'OUTCOME', 'BYTES', 'AGE', 'HELD UNTIL', 'DIGEST', 'CLIENT']];
+    const rows: Cell[][] = [
+      ['RUN', 'PANE', 'STATE', 'OUTCOME', 'BYTES', 'INPUT', 'AGE', 'HELD UNTIL', 'DIGEST', 'CLIENT'],
+    ];
     for (const r of list) {
       rows.push([
         r.run_id,
@@ -60,6 +64,7 @@ Options:
         { text: `${r.state.replace('_', ' ')}${r.background ? ' (bg)' : ''}`, color: STATE_COLOR[r.state] },
         outcomeText(r),
         `${r.stdout_bytes}/${r.stderr_bytes}`,
+        r.input === 'closed' ? '-' : `${r.input} ${r.input_bytes}${r.attached ? ' (attached)' : ''}`,
         formatDuration(now - Date.parse(r.queued_at)),
         r.held_until?.replace(/\.\d+Z$/, 'Z') ?? '-',
         r.script_digest.slice(0, 12),

@@ -13,9 +13,11 @@ import type { Command } from './command.js';
 const STOP_WAIT_MS = 10_000;
 
 /** RUN as a run id prefix: a full run id or at least its first 8 hex digits (else bad usage). */
-export function runPrefix(run: string): string {
+export function runPrefix(run: string, command = 'stop'): string {
   if (!/^[a-fA-F0-9]{8,32}$/.test(run)) {
-    throw new UsageError(`stop: '${escapeControls(run)}' is not a run id (32 hex digits, or at least the first 8)`);
+    throw new UsageError(
+      `${command}: '${escapeControls(run)}' is not a run id (32 hex digits, or at least the first 8)`,
+    );
   }
   return run.toLowerCase();
 }

@@ -3,7 +3,7 @@
 // (script lines, output, client names, messages) with its control and invisible characters shown as
 // `\xHH` (src/protocol/escape.ts), cut to the terminal's width; or, for --json, one object per event.
 import { isUtf8 } from 'node:buffer';
-import type { StreamName, WatchEvent } from '../protocol/messages.js';
+import type { WatchEvent, WatchStream } from '../protocol/messages.js';
 import { visibleLine } from '../protocol/escape.js';
 import { safeJson } from '../broker/escape.js';
 import { paint, type Color, type Io } from './output.js';
@@ -11,6 +11,13 @@ import { paint, type Color, type Io } from './output.js';
 /** An output line still open (no newline yet) is printed once it is this old, or this long. */
 export const PARTIAL_MS = 250;
 export const PARTIAL_CHARS = 4096;
+
+/** Each stream's tag and colour in a watch line: output, errors, and the input given to the run. */
+const STREAM_TAGS: Record<WatchStream, [string, Color | undefined]> = {
+  stdout: ['out', undefined],
+  stderr: ['err', 'red'],
+  stdin: ['in', 'cyan'],
+};
 
 const APPROVAL: Record<string, string> = {
   auto: 'mode auto',
@@ -95,7 +102,7 @@ export class WatchRenderer {
         say(
           'start',
           'cyan',
-          `${who}; ${APPROVAL[ev.approval] ?? ev.approval}; sandbox ${ev.sandbox}; sha256 ${ev.script_digest.slice(0, 12)}; ${ev.script_bytes} bytes, ${ev.script_lines} line${ev.script_lines === 1 ? '' : 's'}${ev.background ? '; in the background' : ''}`,
+          `${who}; ${APPROVAL[ev.approval] ?? ev.approval}; sandbox ${ev.sandbox}; sha256 ${ev.script_digest.slice(0, 12)}; ${ev.script_bytes} bytes, ${ev.script_lines} line${ev.script_lines === 1 ? '' : 's'}${ev.background ? '; in the background' : ''}${ev.input && ev.input !== 'closed' ? `; input ${ev.input}` : ''}`,
         );
         // Preview lines come escaped from the helper; escaping them again changes nothing but what a helper got wrong.
         for (const l of ev.preview) say('  |', 'dim', l);
@@ -129,7 +136,7 @@ export class WatchRenderer {
     return out;
   }
 
-  private output(pane: string, runId: string, stream: StreamName, data: Buffer, at: number): string[] {
+  private output(pane: string, runId: string, stream: WatchStream, data: Buffer, at: number): string[] {
     const key = `${pane} ${runId} ${stream}`;
     let o = this.open.get(key);
     if (!o) {
@@ -146,16 +153,15 @@ export class WatchRenderer {
     return parts.map((l) => this.outputLine(pane, runId, stream, l, at));
   }
 
-  private outputLine(pane: string, runId: string, stream: StreamName, text: string, at: number): string {
-    return stream === 'stdout'
-      ? this.line(at, pane, runId, 'out', undefined, text.replace(/\r$/, ''))
-      : this.line(at, pane, runId, 'err', 'red', text.replace(/\r$/, ''));
+  private outputLine(pane: string, runId: string, stream: WatchStream, text: string, at: number): string {
+    const [tag, color] = STREAM_TAGS[stream];
+    return this.line(at, pane, runId, tag, color, text.replace(/\r$/, ''));
   }
 
   /** Prints what a run's streams still hold open (its end came, or a gap in its output). */
   private flushRun(pane: string, runId: string, at: number): string[] {
     const out: string[] = [];
-    for (const stream of ['stdout', 'stderr'] as const) {
+    for (const stream of ['stdout', 'stderr', 'stdin'] as const) {
       const key = `${pane} ${runId} ${stream}`;
       const o = this.open.get(key);
       if (!o) continue;
@@ -172,7 +178,7 @@ export class WatchRenderer {
     for (const [key, o] of this.open) {
       if (o.partial === '' || now - o.since < PARTIAL_MS) continue;
       const [pane = '', runId = '', stream = 'stdout'] = key.split(' ');
-      out.push(this.outputLine(pane, runId, stream as StreamName, o.partial, now));
+      out.push(this.outputLine(pane, runId, stream as WatchStream, o.partial, now));
       o.partial = '';
     }
     return out;

@@ -13,7 +13,7 @@ const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
 The tmux-run MCP server, on stdio. Lists enrolled tmux panes (tmux_enrolled_panes); with
 --enable-tool tmux_run it also offers tmux_run, which runs scripts in an enrolled pane's shell,
-and the long-run tools tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output and tmux_runs.
+and the long-run tools tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen and tmux_runs.
 Environment: TMUX_RUN_DIR (registry directory), XDG_STATE_HOME (audit trail location).
 `;
 
@@ -81,5 +81,5 @@ process.on('SIGINT', () => process.exit(0));
 await server.connect(transport);
 traces?.attach(transport);
 log(
-  `serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run, tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_runs' : ''})`,
+  `serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run, tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen, tmux_runs' : ''})`,
 );

@@ -30,16 +30,29 @@ import {
 } from '../broker/contract.js';
 import {
   CANCEL_TOOL,
+  INPUT_TOOL,
   LONG_RUN_TOOLS,
   OPT_IN_TOOLS,
   OUTPUT_TOOL,
   PANES_TOOL,
   RUN_TOOL,
   RUNS_TOOL,
+  SCREEN_TOOL,
   START_TOOL,
   WAIT_TOOL,
 } from './names.js';
-import { cancelTool, outputTool, panesTool, runTool, runsTool, startTool, waitTool } from './tools.js';
+import {
+  cancelTool,
+  inputTool,
+  outputTool,
+  panesTool,
+  runTool,
+  runsTool,
+  screenTool,
+  startTool,
+  waitTool,
+} from './tools.js';
+import { inputToolCall, screenToolCall } from './terminal-calls.js';
 import type { CallTraces } from './call-traces.js';
 
 type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
@@ -95,7 +108,9 @@ export function createServer(o: ServerOptions): McpServer {
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [
       panesTool,
-      ...(o.enabled.has(RUN_TOOL) ? [runTool, startTool, waitTool, cancelTool, outputTool, runsTool] : []),
+      ...(o.enabled.has(RUN_TOOL)
+        ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
+        : []),
     ],
   }));
 
@@ -106,7 +121,7 @@ export function createServer(o: ServerOptions): McpServer {
       if (!o.enabled.has(RUN_TOOL)) {
         const refusal = failure(
           'tool_not_enabled',
-          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output and tmux_runs)`,
+          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen and tmux_runs)`,
           'not_sent',
         );
         if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
@@ -143,6 +158,10 @@ export function createServer(o: ServerOptions): McpServer {
           return listRunsCall(o, args ?? {});
         case OUTPUT_TOOL:
           return outputResult(await outputToolCall(args ?? {}, ctx), o.log);
+        case INPUT_TOOL:
+          return inputToolCall(args ?? {}, ctx);
+        case SCREEN_TOOL:
+          return screenToolCall(args ?? {}, ctx);
       }
     }
     const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
@@ -196,7 +215,7 @@ export function renderRuns(runs: RunListing[]): string {
   return runs
     .map((r) =>
       escapeControls(
-        `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
+        `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.input !== 'closed' ? `, input ${r.input} (${r.input_bytes} bytes given${r.attached ? ', the person has taken it over' : ''})` : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
       ),
     )
     .join('\n');

@@ -9,6 +9,8 @@
 import { runInputSchema, runOutputSchema } from '../broker/contract.js';
 import {
   DEFAULT_OUTPUT_LIMIT,
+  INPUT_BACKLOG_BYTES,
+  MAX_INPUT_BYTES,
   MAX_OUTPUT_LIMIT,
   MAX_SCRIPT_BYTES,
   OUTPUT_CHUNK_BYTES,
@@ -16,7 +18,17 @@ import {
 } from '../protocol/limits.js';
 
 import { leanSchema } from './lean-schemas.js';
-import { CANCEL_TOOL, OUTPUT_TOOL, PANES_TOOL, RUN_TOOL, RUNS_TOOL, START_TOOL, WAIT_TOOL } from './names.js';
+import {
+  CANCEL_TOOL,
+  INPUT_TOOL,
+  OUTPUT_TOOL,
+  PANES_TOOL,
+  RUN_TOOL,
+  RUNS_TOOL,
+  SCREEN_TOOL,
+  START_TOOL,
+  WAIT_TOOL,
+} from './names.js';
 
 export const panesTool = {
   name: PANES_TOOL,
@@ -190,5 +202,37 @@ export const outputTool = {
     'Errors as for tmux_run_wait: unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
   ].join(' '),
   inputSchema: leanSchema('tmux_run_output.input.schema.json'),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+export const inputTool = {
+  name: INPUT_TOOL,
+  title: 'Send input to a run started with tmux_run_start input pipe or terminal',
+  description: [
+    `Gives \`data\` (UTF-8, or base64 with \`encoding\`; at most ${MAX_INPUT_BYTES} bytes a call) to a held run's stdin,`,
+    'or to its terminal (input terminal: send \\r for Enter, \\u0003 for ^C, \\u0004 for EOF), in call order. Input given',
+    'while the run is queued or awaiting approval is delivered once it starts. `eof: true` closes a pipe. Then read',
+    'the result with tmux_run_wait, tmux_run_output or tmux_run_screen. Errors (nothing of the call is written):',
+    'unknown_run; input_closed (started without input, after eof, or finished); input_backlog (the program has',
+    `not read ${INPUT_BACKLOG_BYTES} bytes given to it: wait and retry); run_attached (the person took the terminal over`,
+    'with tmux-run attach: wait for them); stale_generation, not_enrolled, invalid_arguments as for tmux_run_wait.',
+  ].join(' '),
+  inputSchema: leanSchema('tmux_run_input.input.schema.json'),
+  outputSchema: leanSchema('tmux_run_input.output.schema.json'),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+};
+
+export const screenTool = {
+  name: SCREEN_TOOL,
+  title: 'Read the screen of a run started with tmux_run_start input terminal',
+  description: [
+    "Returns at once a terminal run's screen as a person would see it, rendered by a terminal emulator from all",
+    'it printed: `lines` (rows as text), `cursor`, `alternate` (a full-screen program), `title`, `echo` (false:',
+    'a password prompt; ask the person to answer it with `tmux-run attach RUN` rather than sending a secret) and',
+    '`attached` (the person has it). Use it to read a REPL, a prompt or a menu. Errors: not_a_terminal (use',
+    'tmux_run_output), unknown_run, stale_generation, not_enrolled, invalid_arguments; nothing changes.',
+  ].join(' '),
+  inputSchema: leanSchema('tmux_run_screen.input.schema.json'),
+  outputSchema: leanSchema('tmux_run_screen.output.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };

@@ -10,21 +10,38 @@ import { fileURLToPath } from 'node:url';
 
 /** What the addon exports (helper/native/spawn.c). */
 interface Addon {
-  /** argv, env, cwd: NUL-terminated strings; onExit(code, signal): code -1 when signaled, both -1 when unknown. */
+  /**
+   * argv, env, cwd: NUL-terminated strings; onExit(code, signal): code -1 when signaled, both -1
+   * when unknown; mode 0 stdin /dev/null, 1 a pipe, 2 a pseudo-terminal of cols x rows.
+   */
   spawn(
     argv: Buffer,
     env: Buffer,
     cwd: Buffer,
     onExit: (code: number, signal: number) => void,
-  ): [number, number, number];
+    mode?: number,
+    cols?: number,
+    rows?: number,
+  ): [number, number, number, number];
+  /** Whether a terminal's echo is on, read through its master; null when it cannot be read. */
+  echo(masterFd: number): boolean | null;
 }
 
-/** A started process: its pid (also its session and group) and the read ends of its stdout and stderr. */
+/** A started process: its pid (also its session and group) and the helper's ends of its stdio (-1: none). */
 export interface Spawned {
   pid: number;
+  /** stdout's read end; for a terminal, the terminal's master (also stdinFd). */
   stdoutFd: number;
+  /** stderr's read end; -1 for a terminal (its stderr is the terminal). */
   stderrFd: number;
+  /** stdin's write end (a pipe, or a terminal's master); -1 when stdin is /dev/null. */
+  stdinFd: number;
 }
+
+/** What a run's stdin is: /dev/null, a pipe the helper writes, or a pseudo-terminal of its own. */
+export type StdinSpec = { kind: 'closed' } | { kind: 'pipe' } | { kind: 'terminal'; cols: number; rows: number };
+
+const STDIN_MODE = { closed: 0, pipe: 1, terminal: 2 } as const;
 
 /** How a plain run is spawned: this addon, or Node's child_process. */
 export type SpawnKind = 'native' | 'node';
@@ -85,6 +102,7 @@ export function nativeSpawn(
   onExit: (code: number | null, signal: number | null) => void,
   /** latin1: env and cwd hold one character per byte (a snapshot that is not UTF-8), handed on exactly. */
   encoding: 'utf8' | 'latin1' = 'utf8',
+  stdin: StdinSpec = { kind: 'closed' },
 ): Spawned {
   const a = load();
   if (!a) throw new Error(`the native spawn is not built (${loadError})`);
@@ -92,8 +110,20 @@ export function nativeSpawn(
   if ([...argv, ...entries, cwd].some((s) => s.includes('\0'))) {
     throw Object.assign(new Error('an argument, the environment or the cwd holds a NUL byte'), { code: 'EINVAL' });
   }
-  const [pid, stdoutFd, stderrFd] = a.spawn(nul(argv), nul(entries, encoding), nul([cwd], encoding), (code, signal) =>
-    onExit(code >= 0 ? code : null, signal >= 0 ? signal : null),
+  const size = stdin.kind === 'terminal' ? [stdin.cols, stdin.rows] : [80, 24];
+  const [pid, stdoutFd, stderrFd, stdinFd] = a.spawn(
+    nul(argv),
+    nul(entries, encoding),
+    nul([cwd], encoding),
+    (code, signal) => onExit(code >= 0 ? code : null, signal >= 0 ? signal : null),
+    STDIN_MODE[stdin.kind],
+    size[0],
+    size[1],
   );
-  return { pid, stdoutFd, stderrFd };
+  return { pid, stdoutFd, stderrFd, stdinFd };
+}
+
+/** Whether the terminal behind `masterFd` has echo on (null: unknown, or no native part). */
+export function terminalEcho(masterFd: number): boolean | null {
+  return load()?.echo(masterFd) ?? null;
 }

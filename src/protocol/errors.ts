@@ -29,6 +29,10 @@ export const ERROR_CODES = [
   'too_many_background_runs',
   'sandbox_unavailable',
   'approval_unavailable',
+  'input_closed',
+  'input_backlog',
+  'run_attached',
+  'not_a_terminal',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

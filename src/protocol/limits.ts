@@ -17,3 +17,11 @@ export const TAIL_BYTES = 2048;
 export const OUTPUT_CHUNK_BYTES = 65536;
 /** Background runs (tmux_run_start background: true) running at once per pane, at most. */
 export const MAX_BACKGROUND_RUNS = 8;
+/** tmux_run_input: at most this many bytes per call, once decoded. */
+export const MAX_INPUT_BYTES = 65536;
+/** Input given to a run but not yet delivered to it (a program that does not read), at most. */
+export const INPUT_BACKLOG_BYTES = 1024 * 1024;
+/** A terminal run's size when the call gives none. */
+export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 } as const;
+/** Lines a terminal run's emulator keeps above its screen (its memory is bounded by them and its size). */
+export const SCREEN_SCROLLBACK = 0;

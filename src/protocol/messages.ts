@@ -15,6 +15,15 @@ export type Completion =
 export type RunState = 'queued' | 'awaiting_approval' | 'running' | 'finished';
 export type LiveState = Exclude<RunState, 'finished'>;
 
+/** What a run reads: /dev/null (tmux_run, and the default), a pipe the agent writes, or a terminal of its own. */
+export type InputMode = 'closed' | 'pipe' | 'terminal';
+
+/** A terminal run's size. */
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+}
+
 /** The signature of a request about held runs, with what it is bound to. */
 export type HeldAuth = HeldAuthFields & { token: string };
 
@@ -31,6 +40,10 @@ export interface HeldRunInfo {
   stderr_bytes: number;
   outcome: { ok: boolean; code: string | null; exit_status: number | null; signal: number | null } | null;
   background: boolean;
+  /** pipe or terminal runs: what they read, the bytes given so far, whether the person has taken it over. */
+  input?: InputMode;
+  input_bytes?: number;
+  attached?: boolean;
   /** Who asked (src/protocol/client.ts), when the client named itself. */
   client?: string;
 }
@@ -59,6 +72,9 @@ export type Request =
       overflow?: Overflow;
       /** Once spawned, the run gives up the pane's queue (overflow is then tail). */
       background?: boolean;
+      /** What the run reads (absent: /dev/null, as tmux_run). */
+      input?: Exclude<InputMode, 'closed'>;
+      terminal_size?: TerminalSize;
       client?: string;
     }
   | { type: 'cancel'; run_id: string; reason?: string }
@@ -74,6 +90,14 @@ export type Request =
   | { type: 'list'; auth: HeldAuth }
   /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
   | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }
+  /** tmux_run_input: bytes for a held run's stdin, in call order; eof closes a pipe. */
+  | { type: 'input'; run_id: string; data: Buffer; eof: boolean; auth: HeldAuth }
+  /** tmux_run_screen: a terminal run's screen. */
+  | { type: 'screen'; run_id: string; auth: HeldAuth }
+  /** tmux-run attach: the person's terminal joined to a terminal run until the link closes. */
+  | { type: 'attach'; run_id: string; auth: HeldAuth }
+  /** Keys the attached person typed (on a link that attached). */
+  | { type: 'keys'; data: Buffer }
   | { type: 'revoke'; enrollment_generation: string; issued_at: number; token: string }
   /** tmux-run watch: this pane's runs as they happen (or one run, `run` a run id or its first 8+ hex digits). */
   | { type: 'watch'; run?: string; auth: HeldAuth };
@@ -125,6 +149,20 @@ export type Reply =
       trace?: Stamps;
     }
   | ErrorReply
+  /** An input request's bytes were all taken. */
+  | {
+      type: 'input_taken';
+      run_id: string;
+      accepted_bytes: number;
+      input_bytes: number;
+      state: LiveState;
+      closed?: boolean;
+    }
+  | ScreenReply
+  /** The first reply to an attach: bytes that redraw the run's screen on the person's terminal. */
+  | { type: 'attached'; run_id: string; redraw: Buffer }
+  /** What the attached run printed; `ended` once it is over. */
+  | { type: 'attach_output'; data: Buffer; ended?: boolean }
   | { type: 'revoked' }
   /** The first reply to a watch; `found` (a watch of one run): whether this helper knows it. */
   | { type: 'watching'; pane_id: string; found?: boolean }
@@ -142,15 +180,17 @@ export type WatchEvent = { type: 'watch_event'; run_id: string; at: number } & (
       approval: WatchApproval;
       sandbox: string;
       background: boolean;
+      /** pipe or terminal (absent: closed). */
+      input?: InputMode;
       script_bytes: number;
       script_lines: number;
       /** The script's first lines, escaped and cut as in the ask question. */
       preview: string[];
     }
-  /** A chunk of one stream from offset `from` (every chunk a watcher is sent, in order). */
-  | { ev: 'output'; stream: StreamName; from: number; data: Buffer }
+  /** A chunk of one stream from offset `from` (every chunk a watcher is sent, in order; stdin: the input given). */
+  | { ev: 'output'; stream: WatchStream; from: number; data: Buffer }
   /** Bytes of a stream this watcher was not sent: it did not keep up. */
-  | { ev: 'missed'; stream: StreamName; bytes: number }
+  | { ev: 'missed'; stream: WatchStream; bytes: number }
   | {
       ev: 'end';
       ok: boolean;
@@ -165,6 +205,24 @@ export type WatchEvent = { type: 'watch_event'; run_id: string; at: number } & (
 );
 
 export type StreamName = 'stdout' | 'stderr';
+/** The streams a watcher sees: the output, and the input given to a pipe or terminal run. */
+export type WatchStream = StreamName | 'stdin';
+
+/** A terminal run's screen (tmux_run_screen's data without the target). */
+export interface ScreenReply {
+  type: 'screen';
+  run_id: string;
+  cols: number;
+  rows: number;
+  lines: string[];
+  cursor: { x: number; y: number; visible: boolean };
+  alternate: boolean;
+  title?: string;
+  echo: boolean;
+  attached: boolean;
+  finished: boolean;
+  stdout_bytes: number;
+}
 
 /** A chunk of one stream of a held run (tmux_run_output), with where the stream stands. */
 export interface OutputReply {
@@ -208,6 +266,11 @@ export interface PendingReply {
   stdout_tail: StreamTail;
   stderr_tail: StreamTail;
   background: boolean;
+  /** pipe or terminal runs: what they read, the bytes given so far; terminal: taken over, echo. */
+  input?: InputMode;
+  input_bytes?: number;
+  attached?: boolean;
+  echo?: boolean;
 }
 
 export interface ErrorReply {
@@ -232,9 +295,12 @@ function describe(v: { errors?: Array<{ instancePath: string; message?: string }
 
 /** Validates a decoded frame as a request; the error names the field, never its content. */
 export function checkRequest(value: unknown): Checked<Request> {
-  return validators.validateRequest(value)
-    ? { ok: true, value: value as Request }
-    : { ok: false, error: describe(validators.validateRequest) };
+  if (!validators.validateRequest(value)) return { ok: false, error: describe(validators.validateRequest) };
+  const r = value as Request;
+  if ((r.type === 'input' || r.type === 'keys') && !Buffer.isBuffer(r.data)) {
+    return { ok: false, error: '/data must be bytes' };
+  }
+  return { ok: true, value: r };
 }
 
 /** Validates a decoded frame as a reply; `done` must also carry its output as bytes. */
@@ -244,7 +310,11 @@ export function checkReply(value: unknown): Checked<Reply> {
   if (r.type === 'done' && !(Buffer.isBuffer(r.stdout) && Buffer.isBuffer(r.stderr))) {
     return { ok: false, error: '/stdout and /stderr must be bytes' };
   }
-  if (r.type === 'watch_event' && r.ev === 'output' && !Buffer.isBuffer(r.data)) {
+  if (
+    (r.type === 'watch_event' && r.ev === 'output' && !Buffer.isBuffer(r.data)) ||
+    (r.type === 'attach_output' && !Buffer.isBuffer(r.data)) ||
+    (r.type === 'attached' && !Buffer.isBuffer(r.redraw))
+  ) {
     return { ok: false, error: '/data must be bytes' };
   }
   return { ok: true, value: r };

@@ -49,7 +49,7 @@ export function tokenMatches(expected: string, presented: unknown): boolean {
 }
 
 /** The operations on held runs (tmux_run_start's runs) that a broker or the CLI may ask a helper for. */
-export type HeldOp = 'wait' | 'cancel_held' | 'list' | 'output' | 'watch';
+export type HeldOp = 'wait' | 'cancel_held' | 'list' | 'output' | 'watch' | 'input' | 'screen' | 'attach';
 
 /** What a request about held runs is bound to: one enrollment's generations and a time. */
 export interface HeldAuthFields {

@@ -50,7 +50,16 @@ describe('tools/list', () => {
   });
 
   it('ships copies of the contract in schemas/ equal to the published contract', () => {
-    for (const name of ['tmux_run.input.schema.json', 'tmux_run.output.schema.json']) {
+    for (const name of [
+      'tmux_run.input.schema.json',
+      'tmux_run.output.schema.json',
+      'tmux_run_start.input.schema.json',
+      'tmux_run_long.output.schema.json',
+      'tmux_run_input.input.schema.json',
+      'tmux_run_input.output.schema.json',
+      'tmux_run_screen.input.schema.json',
+      'tmux_run_screen.output.schema.json',
+    ]) {
       const copy = JSON.parse(readFileSync(join(ROOT, 'schemas', name), 'utf8'));
       const published = JSON.parse(readFileSync(join(CONTRACT_DIR, name), 'utf8'));
       expect(copy, name).toStrictEqual(published);

@@ -18,6 +18,9 @@ const base: RunListing = {
   stderr_bytes: 0,
   held_until: null,
   background: true,
+  input: 'closed',
+  input_bytes: 0,
+  attached: false,
   client: null,
 };
 

@@ -156,3 +156,37 @@ export const screenArgs = (paneId: string): string[] => [
 export async function readScreen(socket: string, paneId: string): Promise<Screen | undefined> {
   return parseScreen(await askTmux(socket, screenArgs(paneId)));
 }
+
+/** How many times the screen is read before the check refuses, and the pause between reads. */
+export const SCREEN_TRIES = 3;
+export const SCREEN_PAUSE_MS = 15;
+
+/**
+ * The screen check of a pane, as a run needs it. The line editor redraws its line when SIGWINCH
+ * arrives, and may still be at it when the answer comes (bash's readline runs the trap before
+ * it redraws: the cursor then stands at column 0): the screen is read again, SCREEN_TRIES times
+ * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line. `tries` says how
+ * many reads it took (the bench reads it).
+ */
+export async function checkPane(
+  socket: string,
+  paneId: string,
+  prompt: RenderedPrompt,
+): Promise<{ verdict: ScreenVerdict; tries: number }> {
+  let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
+  for (let i = 0; i < SCREEN_TRIES; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
+    let screen: Screen | undefined;
+    try {
+      screen = await readScreen(socket, paneId);
+    } catch (e) {
+      return {
+        verdict: { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' },
+        tries: 0,
+      };
+    }
+    verdict = screen ? await checkScreen(screen, prompt) : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
+    if (verdict.ok) return { verdict, tries: i + 1 };
+  }
+  return { verdict, tries: SCREEN_TRIES };
+}

@@ -83,18 +83,16 @@
 //     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
 //   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
 //     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
-import { unlinkSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { unlinkSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
+import { AnswerWatch } from './answer-watch.js';
 import { LineShell } from './line-shell.js';
 import { startProbe } from './prompt-probe.js';
-import { checkScreen, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
+import { checkPane, type RenderedPrompt, type ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
-/** How often the helper looks at the answer file when the directory cannot be watched. */
-export const POLL_MS = 20;
 /**
  * How often the shell is woken again while a request has no answer. A signal can be lost to the
  * shell's handler: bash notes a WINCH that arrives while its trap runs, but readline runs traps
@@ -102,9 +100,6 @@ export const POLL_MS = 20;
  * nonce once, so waking it again is harmless.
  */
 export const REWAKE_MS = 150;
-/** How many times the screen is read before the check refuses, and the pause between reads. */
-export const SCREEN_TRIES = 3;
-export const SCREEN_PAUSE_MS = 15;
 
 /** What a signal-woken shell can do beyond the common part. */
 export interface SignalShellTraits {
@@ -128,8 +123,7 @@ export class SignalShell extends LineShell implements Shell {
   private request: string[] = [];
   private notice: string | undefined;
   private noticeSeq = 0;
-  private watcher: FSWatcher | undefined;
-  private poll: NodeJS.Timeout | undefined;
+  private readonly watch = new AnswerWatch(this.base, () => this.check());
   private rewake: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
@@ -260,38 +254,11 @@ export class SignalShell extends LineShell implements Shell {
     const prompt = this.prompt;
     if (!prompt) return { ok: false, reason: 'screen:the shell did not say what its prompt looks like' };
     const t0 = performance.now();
-    const verdict = await this.screenCheck(prompt);
+    const { verdict, tries } = await checkPane(this.place.tmuxSocket, this.place.paneId, prompt);
+    if (tries > 0) this.screenTries = tries;
     this.lastScreenMs = performance.now() - t0;
     this.lastVerdict = verdict;
     return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
-  }
-
-  /**
-   * The screen check (helper/shell/screen.ts). The line editor redraws its line when SIGWINCH
-   * arrives, and may still be at it when the answer comes (bash's readline runs the trap before
-   * it redraws: the cursor then stands at column 0): the screen is read again, SCREEN_TRIES times
-   * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line.
-   */
-  private async screenCheck(prompt: RenderedPrompt): Promise<ScreenVerdict> {
-    let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
-    for (let i = 0; i < SCREEN_TRIES; i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
-      let screen: Screen | undefined;
-      try {
-        screen = await readScreen(this.place.tmuxSocket, this.place.paneId);
-      } catch (e) {
-        return { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' };
-      }
-      verdict = screen
-        ? await checkScreen(screen, prompt)
-        : { ok: false, reason: 'tmux answered oddly', cause: 'line' };
-      if (verdict.ok) {
-        this.screenTries = i + 1;
-        return verdict;
-      }
-    }
-    this.screenTries = SCREEN_TRIES;
-    return verdict;
   }
 
   close(): void {
@@ -349,31 +316,12 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   private startWatch(): void {
-    if (this.watcher || this.poll) return;
-    const name = basename(this.base) + CHANNEL.answer;
-    try {
-      this.watcher = watch(dirname(this.base), { persistent: false }, (_event, file) => {
-        if (file === null || file === name) this.check();
-      });
-      this.watcher.on('error', () => this.fallBack());
-    } catch {
-      this.fallBack();
-    }
-  }
-
-  /** No inotify (out of watches, say): look every POLL_MS while a request is out. */
-  private fallBack(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    this.poll ??= setInterval(() => this.check(), POLL_MS);
+    this.watch.start();
   }
 
   private stopWatch(): void {
     clearInterval(this.rewake);
     this.rewake = undefined;
-    this.watcher?.close();
-    this.watcher = undefined;
-    if (this.poll) clearInterval(this.poll);
-    this.poll = undefined;
+    this.watch.stop();
   }
 }

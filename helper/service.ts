@@ -3,18 +3,20 @@
 // once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
 // progress (waiters.ts), admission (admission.ts), requests about held runs (held-requests.ts) and
 // about their input and terminal (input-requests.ts), one job's dispatch (dispatch.ts), the run's
-// report (outcome.ts), the watch feed (watch/), the ping's answer (pong.ts), the gc hint (gc-hint.ts).
+// report (outcome.ts), a job's own end (ending.ts), the watch feed (watch/), the ping's answer
+// (pong.ts), the gc hint (gc-hint.ts).
 import type { Transport } from '../src/protocol/transport.js';
 import { checkRequest, type Reply, type Request } from '../src/protocol/messages.js';
 import type { RunJournal } from '../src/enrollment/run-journal.js';
 import type { ErrorCode } from '../src/protocol/errors.js';
 import type { AuditLog } from '../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import { monotonicMs, type Stamps } from '../src/protocol/trace.js';
+import { monotonicMs } from '../src/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
 import type { RunOutcome } from './run/runner.js';
 import type { Shell } from './shell/shell.js';
-import { clientEntry, err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
+import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
+import { finishJob, unranEnd, unstartedMessage } from './queue/ending.js';
 import { revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
 import { reportOf } from './run/outcome.js';
@@ -215,19 +217,7 @@ export class HelperService {
   /** The job's final reply: sent to every waiter, kept when the run is held. */
   private settle(job: Job, reply: Reply): void {
     if (job.state === 'finished') return;
-    job.state = 'finished';
-    job.finishedAt = Date.now();
-    job.input?.end(); // also for one refused or stopped before it started
-    job.terminal?.finish();
-    if (job.journaled) this.d.journal.tryNote({ k: 'end', run_id: job.binding.run_id }, this.d.log);
-    if (job.held) {
-      job.final = reply;
-      this.held.finished(job);
-    }
-    if (job.trace) {
-      job.trace.replied = monotonicMs();
-      (reply as { trace?: Stamps }).trace = job.trace;
-    }
+    finishJob(job, reply, this.d, this.held);
     this.waiters.finish(job, reply);
     this.watch.settled(job, reply);
     this.publish();
@@ -254,15 +244,7 @@ export class HelperService {
     else {
       const asked = job.state === 'awaiting_approval';
       job.withdraw?.abort();
-      this.settleUnstarted(
-        job,
-        'cancelled',
-        why === 'caller_gone'
-          ? `the caller went away before the run started${asked ? ' (the question to the person was withdrawn)' : ''}`
-          : `the run was cancelled before it started${asked ? ' (the question to the person was withdrawn)' : ''}`,
-        why,
-        asked,
-      );
+      this.settleUnstarted(job, 'cancelled', unstartedMessage(why, asked), why, asked);
     }
   }
 
@@ -279,18 +261,8 @@ export class HelperService {
 
   /** Settles a job whose script never ran: the audit trail's end entry says why (`detail`), then the reply goes. */
   private endUnran(job: Job, code: ErrorCode, detail: string, message: string): void {
-    const b = job.binding;
-    this.d.audit.tryAppend({
-      event: 'end',
-      run_id: b.run_id,
-      pane_id: this.d.record.pane_id,
-      script_digest: b.script_digest,
-      ...clientEntry(job),
-      outcome: code,
-      ran: false,
-      detail,
-    });
-    this.settle(job, err(code, message, b.run_id));
+    this.d.audit.tryAppend(unranEnd(job, this.d.record.pane_id, code, detail));
+    this.settle(job, err(code, message, job.binding.run_id));
   }
 
   /** Ends the service: queued work is refused with shell_exited, running work is stopped and reported. */

@@ -44,9 +44,19 @@ export interface Report {
   notice: string;
 }
 
-/** The final reply, the end entry and the notice for a run that was started (pure). */
-export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
-  const b = job.binding;
+/** How the run ended, in the words its reply, end entry and notice share (pure). */
+interface Ending {
+  /** What the script did: did not start, exited N, was killed by signal S. */
+  how: string;
+  /** Why it was stopped, for a run that was. */
+  why?: StopReason;
+  /** The stop's code: a run stopped because its shell or enrollment ended was not cancelled by anyone. */
+  stopCode: 'shell_exited' | 'cancelled';
+  /** Who or what stopped it, as the cancelled reply's message begins. */
+  stoppedBy: string;
+}
+
+function endingOf(job: Reported, o: RunOutcome): Ending {
   const c = o.completion;
   const how = !c
     ? 'did not start'
@@ -54,7 +64,6 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
       ? `exited ${c.exit_status}`
       : `was killed by signal ${c.signal}`;
   const why = o.reason === 'cancelled' ? (job.stopReason ?? 'cancelled') : undefined;
-  // A run stopped because its shell or enrollment ended was not cancelled by anyone: say so.
   const stopCode = why === 'shell_exited' || why === 'revoked' ? 'shell_exited' : 'cancelled';
   const stoppedBy =
     why === 'cancel_requested'
@@ -62,9 +71,17 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
       : why && why !== 'cancelled'
         ? `${STOP_DETAIL[why]} while the run was executing, so`
         : 'the run was cancelled;';
+  return { how, ...(why ? { why } : {}), stopCode, stoppedBy };
+}
+
+/** The final reply, the end entry and the notice for a run that was started (pure). */
+export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
+  const b = job.binding;
+  const c = o.completion;
+  const e = endingOf(job, o);
   const outcome =
-    o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? stopCode : o.reason;
-  const reply = replyOf();
+    o.reason === 'completed' ? (c?.state ?? 'spawn_failed') : o.reason === 'cancelled' ? e.stopCode : o.reason;
+  const reply = replyOf(b, o, e);
   const end: AuditEntry = {
     event: 'end',
     run_id: b.run_id,
@@ -74,7 +91,7 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     outcome,
     // /bin/sh that could not be started ran nothing: the trail says what the reply says.
     ran: reply.type === 'done' || (reply.type === 'error' && reply.ran),
-    ...(why ? { detail: stopDetail(job, why) } : {}),
+    ...(e.why ? { detail: stopDetail(job, e.why) } : {}),
     exit_status: c?.exit_status ?? null,
     signal: c?.signal ?? null,
     stdout_bytes: o.stdoutBytes,
@@ -82,63 +99,70 @@ export function reportOf(job: Reported, o: RunOutcome, paneId: string): Report {
     ...(job.input ? { input: job.input.mode, input_count: job.input.calls, input_bytes: job.input.given } : {}),
     duration_ms: o.durationMs,
   };
-  const notice = `tmux-run: run ${short(b.run_id)}${byClient(job)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? how : `${how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
+  const notice = `tmux-run: run ${short(b.run_id)}${byClient(job)}${job.background ? ' (in the background)' : ''} ${o.reason === 'completed' ? e.how : `${e.how} (${o.reason.replace(/_/g, ' ')})`} after ${o.durationMs} ms`;
   return { reply, end, notice };
+}
 
-  function replyOf(): Reply {
-    switch (o.reason) {
-      case 'completed': {
-        if (!c) break;
-        const [out, errs] = [keptOf(o.stdout, o.stdoutBytes), keptOf(o.stderr, o.stderrBytes)];
-        const truncated = {
-          ...(out.truncation ? { stdout: out.truncation } : {}),
-          ...(errs.truncation ? { stderr: errs.truncation } : {}),
-        };
-        return {
-          type: 'done',
-          run_id: b.run_id,
-          completion: c,
-          stdout: out.data,
-          stderr: errs.data,
-          duration_ms: o.durationMs,
-          ...(out.truncation || errs.truncation ? { truncated } : {}),
-        };
-      }
-      case 'output_limit_exceeded': {
-        const which = o.overflow ?? 'stdout';
-        const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
-        const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
-        return {
-          ...err(
-            'output_limit_exceeded',
-            `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`,
-            b.run_id,
-            true,
-          ),
-          ...(c ? { completion: c } : {}),
-          stdout_bytes: o.stdoutBytes,
-          stderr_bytes: o.stderrBytes,
-        };
-      }
-      case 'cancelled':
-        return {
-          ...err(
-            stopCode,
-            `${stoppedBy} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
-            b.run_id,
-            true,
-          ),
-          ...(c ? { completion: c } : {}),
-        };
-      case 'spawn_failed':
-        break;
-      case 'sandbox_unavailable':
-        return err(
-          'sandbox_unavailable',
-          `the sandbox could not be set up${o.error ? ` (${o.error})` : ''}, so the script was not started; run tmux-run doctor in the pane's shell, or set TMUX_RUN_SANDBOX=off there`,
+/** The run's final reply, from its end reason (pure). */
+function replyOf(b: Reported['binding'], o: RunOutcome, e: Ending): Reply {
+  const c = o.completion;
+  const how = e.how;
+  switch (o.reason) {
+    case 'completed':
+      if (!c) break;
+      return doneOf(b, o, c);
+    case 'output_limit_exceeded': {
+      const which = o.overflow ?? 'stdout';
+      const limit = which === 'stdout' ? b.stdout_limit : b.stderr_limit;
+      const seen = which === 'stdout' ? o.stdoutBytes : o.stderrBytes;
+      return {
+        ...err(
+          'output_limit_exceeded',
+          `${which} passed its limit of ${limit} bytes (at least ${seen} bytes seen), so tmux-run stopped the run's process group (SIGTERM, then SIGKILL after a grace); ${!c ? 'its end was not observed' : c.state === 'signaled' ? `the script then ${how}, a signal sent by tmux-run` : `the script ${how} (an exit, not a signal: it ended before or despite the stop)`}`,
           b.run_id,
-        );
+          true,
+        ),
+        ...(c ? { completion: c } : {}),
+        stdout_bytes: o.stdoutBytes,
+        stderr_bytes: o.stderrBytes,
+      };
     }
-    return err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id);
+    case 'cancelled':
+      return {
+        ...err(
+          e.stopCode,
+          `${e.stoppedBy} tmux-run stopped its process group (descendants that left the group may still run); the script ${how}`,
+          b.run_id,
+          true,
+        ),
+        ...(c ? { completion: c } : {}),
+      };
+    case 'spawn_failed':
+      break;
+    case 'sandbox_unavailable':
+      return err(
+        'sandbox_unavailable',
+        `the sandbox could not be set up${o.error ? ` (${o.error})` : ''}, so the script was not started; run tmux-run doctor in the pane's shell, or set TMUX_RUN_SANDBOX=off there`,
+        b.run_id,
+      );
   }
+  return err('spawn_failed', `/bin/sh could not be started${o.error ? `: ${o.error}` : ''}`, b.run_id);
+}
+
+/** A completed run's done reply: both streams, kept as the reply carries them (pure). */
+function doneOf(b: Reported['binding'], o: RunOutcome, c: NonNullable<RunOutcome['completion']>): Reply {
+  const [out, errs] = [keptOf(o.stdout, o.stdoutBytes), keptOf(o.stderr, o.stderrBytes)];
+  const truncated = {
+    ...(out.truncation ? { stdout: out.truncation } : {}),
+    ...(errs.truncation ? { stderr: errs.truncation } : {}),
+  };
+  return {
+    type: 'done',
+    run_id: b.run_id,
+    completion: c,
+    stdout: out.data,
+    stderr: errs.data,
+    duration_ms: o.durationMs,
+    ...(out.truncation || errs.truncation ? { truncated } : {}),
+  };
 }

@@ -63,9 +63,11 @@ describe('the person and a run that takes input', () => {
     expect(given.data.state).toBe('awaiting_approval');
     await press(pane, 'y');
     let p: Record<string, any> | undefined;
-    for (let i = 0; i < 40 && !(p?.stdout_tail?.data as string | undefined)?.includes('typed early'); i++)
+    // The terminal's echo of the line, then cat's copy of it: cat has read it before ^D is sent.
+    const both = 'typed early\r\ntyped early\r\n';
+    for (let i = 0; i < 40 && !(p?.stdout_tail?.data as string | undefined)?.includes(both); i++)
       p = (await wait(mcp.client, listing, id, 250)).pending;
-    expect(p?.stdout_tail.data).toContain('typed early');
+    expect(p?.stdout_tail.data).toContain(both);
     await input(mcp.client, listing, id, '\x04');
     expect((await finalOf(mcp.client, listing, id)).data.completion).toMatchObject({ exit_status: 0 });
     await typed(pane, 'unset TMUX_RUN_APPROVE');

@@ -10,7 +10,8 @@ import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { recordSocket } from './registry.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { heldAuthorization } from './authorize.js';
-import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply, type RunContext } from './run-tool.js';
+import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply } from './run-exchange.js';
+import type { RunContext } from './run-context.js';
 
 /** A final result whose streams passed their limits (overflow tail): each says so, with every byte counted. */
 function withTruncation(result: ToolResult, r: Extract<Reply, { type: 'done' | 'error' }>): ToolResult {

@@ -3,7 +3,7 @@
 // person would (the product never types). Every case ends with a clean screen.
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../support/audit.js';
+import { auditEventually, auditOf } from '../support/audit.js';
 import { runCli } from '../support/cli.js';
 import { enrolledPane } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
@@ -190,10 +190,11 @@ describe('ask mode: the person approves each run in their pane', () => {
     const before = await pane.capture();
     const r1 = await callRun(mcp.client, listing, 'echo not-asked');
     expect(r1.isError).toBe(false);
-    expect(auditOf(server, r1.structured.data.authorization.run_id as string).map((e) => e.event)).toEqual([
-      'start',
-      'end',
-    ]);
+    // The end entry follows the reply in the same turn of the helper, so the reply may reach the
+    // broker first (its write can complete at once): wait for the entry, then look at them all.
+    const id1 = r1.structured.data.authorization.run_id as string;
+    await auditEventually(server, id1, (e) => e.event === 'end');
+    expect(auditOf(server, id1).map((e) => e.event)).toEqual(['start', 'end']);
     expect(await pane.capture()).toBe(before);
 
     await typed(pane, 'unset TMUX_RUN_APPROVE');

@@ -406,14 +406,16 @@ _tmux_run_check() {
 }
 
 # _tmux_run_report_mode: writes the mode the listings show to the channel when it changed (the
-# shell itself decides at each run).
+# shell itself decides at each run), and whether notices are off.
 _tmux_run_report_mode() {
-  local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}
+  local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off} quiet=
   [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]] && mode=ask
   case $sandbox in off | workspace | workspace+net | read-only) ;; *) sandbox=invalid ;; esac
-  if [[ "$mode $sandbox" != "$_tmux_run_mode_sent" ]]; then
-    printf 'M %s %s\n' "$mode" "$sandbox" 2>/dev/null >|"$_tmux_run_base.mode"
-    _tmux_run_mode_sent="$mode $sandbox"
+  # Notices off: the helper then does not wake the shell for them.
+  case ${TMUX_RUN_NOTIFY-} in off | 0 | no | false) quiet=' quiet' ;; esac
+  if [[ "$mode $sandbox$quiet" != "$_tmux_run_mode_sent" ]]; then
+    printf 'M %s %s%s\n' "$mode" "$sandbox" "$quiet" 2>/dev/null >|"$_tmux_run_base.mode"
+    _tmux_run_mode_sent="$mode $sandbox$quiet"
   fi
   return 0
 }

@@ -457,8 +457,8 @@ function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux
     _tmux_run_write new $_tmux_run_base.env '%s\0' $_tmux_run_nonce $PWD $_tmux_run_kv
 end
 
-# _tmux_run_report_mode: the mode and sandbox the helper shows in listings, written when they
-# changed (the shell itself decides at each run).
+# _tmux_run_report_mode: the mode and sandbox the helper shows in listings, and whether notices
+# are off, written when they changed (the shell itself decides at each run).
 function _tmux_run_report_mode --description 'tmux-run: report the mode to the helper'
     set -q _tmux_run_generation[1]; or return 0
     set -l mode auto
@@ -466,8 +466,11 @@ function _tmux_run_report_mode --description 'tmux-run: report the mode to the h
     set -l sandbox off
     test -n "$TMUX_RUN_SANDBOX"; and set sandbox $TMUX_RUN_SANDBOX
     contains -- $sandbox off workspace workspace+net read-only; or set sandbox invalid
-    test "$mode $sandbox" = "$_tmux_run_mode_sent"; and return 0
-    _tmux_run_write $_tmux_run_base.mode 'M %s %s\n' $mode $sandbox; and set -g _tmux_run_mode_sent "$mode $sandbox"
+    # Notices off: the helper then does not wake the shell for them.
+    set -l quiet ''
+    _tmux_run_notify_on; or set quiet ' quiet'
+    test "$mode $sandbox$quiet" = "$_tmux_run_mode_sent"; and return 0
+    _tmux_run_write $_tmux_run_base.mode 'M %s %s%s\n' $mode $sandbox $quiet; and set -g _tmux_run_mode_sent "$mode $sandbox$quiet"
 end
 
 # _tmux_run_on_prompt: the fish_prompt event (before the prompt is drawn): the shell is idle

@@ -340,34 +340,76 @@ static int put_all(int fd, const char *p, size_t len) {
   return 1;
 }
 
+// A file's bytes gathered in memory and written with one write(2): the helper watches the
+// channel's directory, and each write would wake it (inotify) while the shell is still writing.
+struct buf {
+  char *p;
+  size_t len, cap;
+  int failed;
+};
+
+static void add(struct buf *b, const char *s, size_t n) {
+  if (b->failed) return;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->failed = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+}
+
+// Writes B to FILE (FLAGS: O_EXCL or O_TRUNC), 0600 when made, and frees it. Status 0, or 1.
+static int write_file(const char *file, int flags, struct buf *b) {
+  int ok = !b->failed, fd = -1;
+  if (ok) fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
+  if (fd < 0) {
+    ok = 0;
+  } else {
+    ok = put_all(fd, b->p, b->len) && ok;
+    ok = close(fd) == 0 && ok;
+  }
+  free(b->p);
+  return ok ? 0 : 1;
+}
+
 // The snapshot: NONCE \0 PWD, then \0 NAME=VALUE for each exported variable (not the exported
 // functions, BASH_FUNC_...), then \0 ENTRY for each argument after PWD. Status 0, or 1.
 static int snapshot(WORD_LIST *args) {
   if (!args || !args->next || !args->next->next) return USAGE;
-  int fd = open(args->word->word, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return 1;
+  struct buf b = {0};
   const char *nonce = args->next->word->word;
-  int ok = put_all(fd, nonce, strlen(nonce) + 1);
+  add(&b, nonce, strlen(nonce) + 1);
   WORD_LIST *pwd = args->next->next;
-  ok = ok && put_all(fd, pwd->word->word, strlen(pwd->word->word));
+  add(&b, pwd->word->word, strlen(pwd->word->word));
   maybe_make_export_env();
-  for (char **e = export_env; ok && e && *e; e++) {
+  for (char **e = export_env; e && *e; e++) {
     if (strncmp(*e, "BASH_FUNC_", 10) == 0) continue;
-    ok = put_all(fd, "", 1) && put_all(fd, *e, strlen(*e));
+    add(&b, "", 1);
+    add(&b, *e, strlen(*e));
   }
-  for (WORD_LIST *l = pwd->next; ok && l; l = l->next) ok = put_all(fd, "", 1) && put_all(fd, l->word->word, strlen(l->word->word));
-  return close(fd) == 0 && ok ? 0 : 1;
+  for (WORD_LIST *l = pwd->next; l; l = l->next) {
+    add(&b, "", 1);
+    add(&b, l->word->word, strlen(l->word->word));
+  }
+  return write_file(args->word->word, O_EXCL, &b);
 }
 
-// The answer file, rewritten whole (0600 when made).
+// The answer file, rewritten whole (0600 when made), in one write.
 static int answer(WORD_LIST *args) {
   if (!args || !args->next) return USAGE;
-  int fd = open(args->word->word, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return 1;
+  struct buf b = {0};
   const char *line = args->next->word->word;
-  int ok = put_all(fd, line, strlen(line)) && put_all(fd, "\n", 1);
-  if (ok && strncmp(line, "K ", 2) == 0) ok = put_all(fd, "\0\0", 2);
-  return close(fd) == 0 && ok ? 0 : 1;
+  add(&b, line, strlen(line));
+  add(&b, "\n", 1);
+  if (strncmp(line, "K ", 2) == 0) add(&b, "\0\0", 2);
+  return write_file(args->word->word, O_TRUNC, &b);
 }
 
 static int tmux_run_line(WORD_LIST *list) {

@@ -49,9 +49,11 @@
 //              parameters when TMUX_RUN_SANDBOX is set and not off; a list joined with ':').
 //              Removed by the helper before each Q and after it is read; created by the shell with
 //              O_EXCL (bash: noclobber) at 0600, written, closed, BEFORE it writes K to BASE.ans.
-//   BASE.mode  shell -> helper: `M ask|auto SANDBOX\n` (SANDBOX: off, workspace, workspace+net,
-//              read-only, invalid), rewritten at a prompt when it changed; read by the helper
-//              when a listing asks (informational: the shell decides at each run).
+//   BASE.mode  shell -> helper: `M ask|auto SANDBOX[ quiet]\n` (SANDBOX: off, workspace,
+//              workspace+net, read-only, invalid; quiet: TMUX_RUN_NOTIFY turns notices off),
+//              rewritten at a prompt when it changed; read by the helper when a listing asks
+//              (informational: the shell decides at each run), and before a notice: a quiet
+//              shell is not woken for one.
 //   BASE.log   the helper's stdout and stderr (made by the shell when it starts the helper).
 //   BASE.trap  scratch file of the shell's (bash: `trap -p` read back without a fork).
 //
@@ -197,6 +199,8 @@ export class SignalShell extends LineShell implements Shell {
 
   notify(text: string): void {
     if (!this.traits.notices || this.closed) return;
+    // Notices off in the shell (as of its last prompt): it would draw nothing, so it is not woken.
+    if (parseModes(readShellFile(this.base + CHANNEL.modes)).quiet) return;
     this.notice = `N ${++this.noticeSeq} ${text}`;
     this.flush(true);
   }
@@ -245,10 +249,10 @@ export class SignalShell extends LineShell implements Shell {
       r = await super.ask(timeoutMs, opts);
     } finally {
       this.stopWatch();
-      if (this.request.length > 0 && !this.closed) {
-        this.request = [];
-        this.flush(false);
-      }
+      // Not rewritten now: a request the shell answered is never answered again (it keeps the
+      // nonce), and one it did not answer was withdrawn (W) when its wait ended. The next message
+      // leaves it out.
+      this.request = [];
     }
     if (!r.ok || this.traits.exact) return r;
     const prompt = this.prompt;

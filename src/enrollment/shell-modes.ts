@@ -1,6 +1,8 @@
-// The shell's modes file in its channel (`BASE.mode`: `M ask|auto SANDBOX\n`): written by a
+// The shell's modes file in its channel (`BASE.mode`: `M ask|auto SANDBOX[ quiet]\n`): written by a
 // signal-woken shell at each prompt, and by zsh's helper from the modes zsh reports; read by the
 // helper and, for listings, by the broker (src/broker/registry.ts) without asking the helper.
+// `quiet` (bash, fish): TMUX_RUN_NOTIFY turns the shell's notices off, so the helper does not wake
+// the shell for them.
 import { closeSync, constants, openSync, readFileSync } from 'node:fs';
 
 export type ShownMode = 'ask' | 'auto' | 'unknown';
@@ -21,7 +23,10 @@ export function readShellFile(path: string): Buffer | undefined {
 }
 
 /** Parses BASE.mode (pure): the shell's approval mode and sandbox as of its last prompt. */
-export function parseModes(data: Buffer | undefined): { mode: ShownMode; sandbox: ShownSandbox } {
-  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)\n/.exec(data?.toString('utf8') ?? '');
-  return m ? { mode: m[1] as ShownMode, sandbox: m[2] as ShownSandbox } : { mode: 'unknown', sandbox: 'unknown' };
+export function parseModes(data: Buffer | undefined): { mode: ShownMode; sandbox: ShownSandbox; quiet?: true } {
+  const m = /^M (ask|auto) (off|workspace|workspace\+net|read-only|invalid)( quiet)?\n/.exec(
+    data?.toString('utf8') ?? '',
+  );
+  if (!m) return { mode: 'unknown', sandbox: 'unknown' };
+  return { mode: m[1] as ShownMode, sandbox: m[2] as ShownSandbox, ...(m[3] ? { quiet: true as const } : {}) };
 }

@@ -43,6 +43,11 @@ describe('parseModes', () => {
     expect(parseModes(b('M auto of'))).toEqual({ mode: 'unknown', sandbox: 'unknown' });
     expect(parseModes(undefined)).toEqual({ mode: 'unknown', sandbox: 'unknown' });
   });
+  it('reads quiet (notices off) only as the last field', () => {
+    expect(parseModes(b('M auto off quiet\n'))).toStrictEqual({ mode: 'auto', sandbox: 'off', quiet: true });
+    expect(parseModes(b('M ask read-only\n'))).toStrictEqual({ mode: 'ask', sandbox: 'read-only' });
+    expect(parseModes(b('M auto off quietly\n'))).toStrictEqual({ mode: 'unknown', sandbox: 'unknown' });
+  });
 });
 
 describe('writeMessages', () => {

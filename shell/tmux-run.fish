@@ -250,6 +250,8 @@ function _tmux_run_say --description 'tmux-run: show a line above the prompt'
     printf '%s\r\e[J%s\n%s' $move $text "$_tmux_run_left" >&2
     test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
     set -g _tmux_run_noticed $argv[2]
+    # fish renders the prompt again for its repaint: so does the next answer.
+    set -e _tmux_run_drawn
     commandline -f repaint
 end
 
@@ -281,42 +283,53 @@ end
 
 # _tmux_run_on_winch: the SIGWINCH handler (beside fish's own and the person's). Acts only on
 # what the helper left in the message file: its first line (R or E), a revocation (X), a
-# request (Q NONCE) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize finds
-# nothing new and does nothing. Prints nothing but a notice.
+# request (Q NONCE [fresh]) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize
+# finds nothing new and does nothing. Prints nothing but a notice. (Each line split by `read`
+# itself: a command substitution costs fish a pipe and its reader thread.)
 function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer the helper'
     set -q _tmux_run_base[1]; or return 0
     test -f $_tmux_run_base.msg; or return 0
-    set -l lines
-    while read -l line
-        set -a lines $line
-    end <$_tmux_run_base.msg
-    # Notices first: a request answered in the same call then finds the screen drawn.
-    set -l request (string match 'Q *' -- $lines)
-    set -l lines (string match -v 'Q *' -- $lines) $request
-    for line in $lines
-        switch $line
-            case 'R *' 'E *'
-                _tmux_run_started $line; or return 0
-            case X
-                _tmux_run_revoked
-                return 0
-            case 'Q *'
-                set -l nonce (string sub -s 3 -- $line)
-                if test "$nonce" != "$_tmux_run_answered"
-                    set -g _tmux_run_answered $nonce
-                    _tmux_run_answer $nonce
-                end
-            case 'S *'
-                _tmux_run_tell (string sub -s 3 -- $line)
-            case 'N *'
-                set -l f (string split -m 2 ' ' -- $line)
-                string match -qr '^[0-9]+$' -- "$f[2]"; or continue
-                if not set -q _tmux_run_seq[1]; or test $f[2] -gt $_tmux_run_seq
-                    set -g _tmux_run_seq $f[2]
-                    _tmux_run_notify_on; and set -q _tmux_run_idle[1]
-                    and _tmux_run_say "$f[3]" (string match -r '^tmux-run: run (\S+)' -- "$f[3]")[2]
-                end
+    # Read whole first (nothing run while the file is the loop's stdin), then acted on.
+    set -l first
+    set -l nonce
+    set -l fresh
+    set -l seq
+    set -l note
+    set -l said
+    while read -l kind a b
+        switch "$kind"
+            case R E X
+                set -q first[1]; or set first $kind "$a" "$b"
+            case Q
+                set nonce $a
+                set fresh $b
+            case N
+                set seq $a
+                set note $b
+            case S
+                set said "$a $b"
         end
+    end <$_tmux_run_base.msg
+    switch "$first[1]"
+        case X
+            _tmux_run_revoked
+            return 0
+        case R E
+            set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$first[1] $first[2] $first[3]"); or return 0
+    end
+    test -n "$said"; and _tmux_run_tell (string trim -r -- $said)
+    # Notices first: a request answered in the same call then finds the screen drawn.
+    if string match -qr '^[0-9]+$' -- "$seq"; and begin
+            not set -q _tmux_run_seq[1]; or test $seq -gt $_tmux_run_seq
+        end
+        set -g _tmux_run_seq $seq
+        _tmux_run_notify_on; and set -q _tmux_run_idle[1]
+        and _tmux_run_say "$note" (string match -r '^tmux-run: run (\S+)' -- "$note")[2]
+    end
+    if test -n "$nonce"; and test "$nonce" != "$_tmux_run_answered"
+        set -g _tmux_run_answered $nonce
+        test "$fresh" = fresh; and set -e _tmux_run_drawn
+        _tmux_run_answer $nonce
     end
     return 0
 end
@@ -424,18 +437,21 @@ end
 # _tmux_run_prompt: sets _tmux_run_left to the left prompt (the mode indicator's lines joined,
 # then fish_prompt's lines joined by newlines) and _tmux_run_right to the right prompt (its lines
 # joined), as fish's reader builds them, with $status as it was after the last command (prompts
-# show it); escape sequences are left in (the helper strips them).
+# show it); escape sequences are left in (the helper strips them). Rendered once per prompt: the
+# screen shows the prompt as fish drew it at the prompt, and a run does not redraw it. Rendered
+# again after a notice's repaint, in another bind mode or width, and when the helper asks for it
+# fresh (Q NONCE fresh: the screen did not show the prompt as rendered, after an async repaint).
 function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
+    set -l key "$fish_bind_mode $COLUMNS"
+    set -q _tmux_run_drawn[1]; and test "$_tmux_run_drawn" = "$key"; and return 0
     set -l mode
-    functions -q fish_mode_prompt; and set mode (_tmux_run_as_drawn fish_mode_prompt)
-    set -l left (_tmux_run_as_drawn fish_prompt)
+    functions -q fish_mode_prompt; and set mode (_tmux_run_as_drawn fish_mode_prompt | string join '')
+    set -l left (_tmux_run_as_drawn fish_prompt | string collect)
     set -l right
-    functions -q fish_right_prompt; and set right (_tmux_run_as_drawn fish_right_prompt)
-    set mode (string join '' -- $mode)
-    set left (string join \n -- $left | string collect)
-    set right (string join '' -- $right)
+    functions -q fish_right_prompt; and set right (_tmux_run_as_drawn fish_right_prompt | string join '')
     set -g _tmux_run_left "$mode$left"
     set -g _tmux_run_right "$right"
+    set -g _tmux_run_drawn $key
 end
 
 # _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
@@ -482,7 +498,7 @@ function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at 
     set -g _tmux_run_pipestatus $last[2..-1]
     set -g _tmux_run_idle 1
     set -g _tmux_run_in_prompt 1
-    set -e _tmux_run_noticed
+    set -e _tmux_run_noticed _tmux_run_drawn
     set -q _tmux_run_tell_later[1]; and _tmux_run_tell $_tmux_run_tell_later
     if not set -q _tmux_run_generation[1]
         _tmux_run_starting
@@ -591,6 +607,7 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
+    set -e _tmux_run_drawn
     return 0
 end
 

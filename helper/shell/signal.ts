@@ -13,8 +13,9 @@
 //                E REASON                  enrollment failed (one line of text), or
 //                X                         the enrollment was revoked;
 //              (exactly one of these three first; none before the helper's first word: no file)
-//                Q NONCE                   a request is out (32 hex, fresh for each request);
-//                                          at most one; absent when none is out
+//                Q NONCE[ fresh]           a request is out (32 hex, fresh for each request);
+//                                          at most one; absent when none is out. `fresh`
+//                                          (fish): render the prompt again, not as cached
 //                P NONCE RUNID DIGEST BYTES LINES PREVIEW
 //                                          ask mode only (shells that can ask): the run's details,
 //                                          as zsh's P line (helper/shell/approval.ts)
@@ -113,6 +114,12 @@ export interface SignalShellTraits {
   exact?: boolean;
   /** Why the check is the screen's when the shell could have had an exact one (listings, doctor). */
   checkReason?: string;
+  /**
+   * Its answer may carry the prompt as rendered earlier at the same prompt (fish: once per prompt,
+   * again after a repaint it made): a screen check that refuses is made once more with the prompt
+   * rendered fresh (Q NONCE fresh), in what is left of the ask's bound.
+   */
+  cachesPrompt?: boolean;
 }
 
 /** A shell woken by SIGWINCH, talking through files (the protocol above). */
@@ -134,6 +141,8 @@ export class SignalShell extends LineShell implements Shell {
   private probing: Promise<unknown> | undefined;
   private probe: { stop(): void } | undefined;
   private lastVerdict: ScreenVerdict | undefined;
+  /** The next request asks for the prompt rendered fresh. */
+  private fresh = false;
   /** Why the screen check cannot serve this shell's prompt, once the probe found it cannot. */
   promptRefused: string | undefined;
   /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
@@ -216,7 +225,7 @@ export class SignalShell extends LineShell implements Shell {
     const kind = line.slice(0, 2);
     if (kind === 'Q ') {
       this.clearAnswer();
-      this.request = [line];
+      this.request = [this.fresh ? `${line} fresh` : line];
       this.startWatch();
       this.flush(true);
       clearInterval(this.rewake);
@@ -242,27 +251,46 @@ export class SignalShell extends LineShell implements Shell {
     }
   }
 
-  /** The shell's answer, then on K the screen check. */
+  /** The shell's answer, then on K the screen check (again with the prompt rendered fresh, where it may be cached). */
   private async askChecked(timeoutMs: number, opts: AskOptions): Promise<AskResult> {
-    let r: AskResult;
+    const end = performance.now() + timeoutMs;
+    let r = await this.answerOnce(timeoutMs, opts, false);
+    if (!r.ok || this.traits.exact) return r;
+    let verdict = await this.screenCheck();
+    const left = end - performance.now();
+    if (!verdict.ok && this.traits.cachesPrompt && left > 0) {
+      r = await this.answerOnce(left, opts, true);
+      if (!r.ok) return r;
+      verdict = await this.screenCheck();
+    }
+    return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
+  }
+
+  /** One request and the shell's answer. */
+  private async answerOnce(timeoutMs: number, opts: AskOptions, fresh: boolean): Promise<AskResult> {
+    this.fresh = fresh;
     try {
-      r = await super.ask(timeoutMs, opts);
+      return await super.ask(timeoutMs, opts);
     } finally {
+      this.fresh = false;
       this.stopWatch();
       // Not rewritten now: a request the shell answered is never answered again (it keeps the
       // nonce), and one it did not answer was withdrawn (W) when its wait ended. The next message
       // leaves it out.
       this.request = [];
     }
-    if (!r.ok || this.traits.exact) return r;
+  }
+
+  /** The screen against the prompt of the last K. */
+  private async screenCheck(): Promise<ScreenVerdict> {
     const prompt = this.prompt;
-    if (!prompt) return { ok: false, reason: 'screen:the shell did not say what its prompt looks like' };
+    if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };
     const t0 = performance.now();
     const { verdict, tries } = await checkPane(this.place.tmuxSocket, this.place.paneId, prompt);
     if (tries > 0) this.screenTries = tries;
     this.lastScreenMs = performance.now() - t0;
     this.lastVerdict = verdict;
-    return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
+    return verdict;
   }
 
   close(): void {

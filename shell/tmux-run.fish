@@ -317,30 +317,37 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
         case R E
             set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$first[1] $first[2] $first[3]"); or return 0
     end
-    test -n "$said"; and _tmux_run_tell (string trim -r -- $said)
-    # Notices first: a request answered in the same call then finds the screen drawn.
+    set -l drew
+    test -n "$said"; and _tmux_run_tell (string trim -r -- $said); and set drew 1
     if string match -qr '^[0-9]+$' -- "$seq"; and begin
             not set -q _tmux_run_seq[1]; or test $seq -gt $_tmux_run_seq
         end
         set -g _tmux_run_seq $seq
         _tmux_run_notify_on; and set -q _tmux_run_idle[1]
         and _tmux_run_say "$note" (string match -r '^tmux-run: run (\S+)' -- "$note")[2]
+        and set drew 1
     end
     if test -n "$nonce"; and test "$nonce" != "$_tmux_run_answered"
         set -g _tmux_run_answered $nonce
         test "$fresh" = fresh; and set -e _tmux_run_drawn
-        _tmux_run_answer $nonce
+        if set -q drew[1]
+            # The notice drew the prompt without the line being typed, which fish's repaint puts
+            # back only after this handler: the screen is not to be read now (asked again).
+            _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $nonce context:redrawing
+        else
+            _tmux_run_answer $nonce
+        end
     end
     return 0
 end
 
 # _tmux_run_tell TEXT: the helper's word that the screen check cannot serve this prompt, said once
-# (notices off or not): at once at the prompt, else at the next one.
+# (notices off or not): at once at the prompt, else at the next one. True when it drew it now.
 function _tmux_run_tell --argument-names text --description 'tmux-run: say what the helper found, once'
-    test "$text" = "$_tmux_run_told"; and return 0
+    test "$text" = "$_tmux_run_told"; and return 1
     if not set -q _tmux_run_idle[1]
         set -g _tmux_run_tell_later $text
-        return 0
+        return 1
     end
     set -g _tmux_run_told $text
     set -e _tmux_run_tell_later

@@ -80,6 +80,9 @@ extern int rl_forced_update_display(void) __attribute__((weak));
 extern int rl_read_key(void) __attribute__((weak));
 extern int rl_stuff_char(int) __attribute__((weak));
 extern char **export_env __attribute__((weak));
+// The signal readline's handler caught and has not handled yet (readline 8: it handles it when its
+// key loop goes on). Optional: without it ^C during a question waits for the question's end.
+extern int _rl_caught_signal __attribute__((weak));
 extern void maybe_make_export_env(void) __attribute__((weak));
 
 // readline's state bits (readline.h of readline 8).
@@ -274,6 +277,16 @@ static int still_asked(const char *file, const char *needle, pid_t pid) {
   return 0;
 }
 
+// A signal readline caught while the question is up: ^C (SIGINT, the terminal makes no key of
+// it) answers no and is taken, so that readline does not also throw the line away; a hang-up or
+// SIGTERM answers no and is left for readline to handle. Others (a resize) change nothing.
+static int caught_answer(void) {
+  if (!&_rl_caught_signal) return 0;
+  int sig = _rl_caught_signal;
+  if (sig == SIGINT) _rl_caught_signal = 0;
+  return sig == SIGINT || sig == SIGHUP || sig == SIGTERM ? ANSWER_OTHER : 0;
+}
+
 // Waits for a key on readline's input, up to SECONDS; the question withdrawn ends the wait.
 static int wait_key(double seconds, const char *file, const char *needle, pid_t pid) {
   int fd = fileno(rl_instream);
@@ -283,6 +296,8 @@ static int wait_key(double seconds, const char *file, const char *needle, pid_t 
     if (left <= 0) return ANSWER_TIMEOUT;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     int r = poll(&p, 1, left < 0.1 ? (int)(left * 1000) + 1 : 100);
+    int caught = caught_answer();
+    if (caught) return caught;
     if (r > 0) return -1;
     if (r < 0 && errno != EINTR) return ANSWER_OTHER;
     if (!still_asked(file, needle, pid)) return ANSWER_WITHDRAWN;

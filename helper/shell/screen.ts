@@ -166,19 +166,21 @@ export const SCREEN_PAUSE_MS = 15;
  * arrives, and may still be at it when the answer comes (bash's readline runs the trap before
  * it redraws: the cursor then stands at column 0): the screen is read again, SCREEN_TRIES times
  * at most, SCREEN_PAUSE_MS apart, until it shows the prompt with an empty line. `tries` says how
- * many reads it took (the bench reads it).
+ * many reads it took (the bench reads it). `first`: a read already made for this answer (fish's,
+ * begun while its handler answered: helper/shell/signal.ts), taken for the first.
  */
 export async function checkPane(
   socket: string,
   paneId: string,
   prompt: RenderedPrompt,
+  first?: Promise<Screen | undefined>,
 ): Promise<{ verdict: ScreenVerdict; tries: number }> {
   let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
   for (let i = 0; i < SCREEN_TRIES; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
     let screen: Screen | undefined;
     try {
-      screen = await readScreen(socket, paneId);
+      screen = i === 0 && first ? await first : await readScreen(socket, paneId);
     } catch (e) {
       return {
         verdict: { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' },

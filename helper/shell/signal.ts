@@ -90,10 +90,13 @@ import { unlinkSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { AnswerWatch } from './answer-watch.js';
+import { checkedAsk } from './checked-ask.js';
 import { LineShell } from './line-shell.js';
 import { startProbe } from './prompt-probe.js';
-import { checkPane, type RenderedPrompt, type ScreenVerdict } from './screen.js';
+import { PaneScreen } from './pane-screen.js';
+import type { RenderedPrompt, ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
+import type { SignalShellTraits } from './signal-traits.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
 /**
@@ -103,24 +106,6 @@ import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName,
  * nonce once, so waking it again is harmless.
  */
 export const REWAKE_MS = 150;
-
-/** What a signal-woken shell can do beyond the common part. */
-export interface SignalShellTraits {
-  /** It draws notices (N lines); bash only with its builtin. */
-  notices: boolean;
-  /** It can ask the person in ask mode (else it answers B approval_unavailable itself). */
-  asks: boolean;
-  /** Its handler knows the line exactly (bash with its builtin): no screen check after a K. */
-  exact?: boolean;
-  /** Why the check is the screen's when the shell could have had an exact one (listings, doctor). */
-  checkReason?: string;
-  /**
-   * Its answer may carry the prompt as rendered earlier at the same prompt (fish: once per prompt,
-   * again after a repaint it made): a screen check that refuses is made once more with the prompt
-   * rendered fresh (Q NONCE fresh), in what is left of the ask's bound.
-   */
-  cachesPrompt?: boolean;
-}
 
 /** A shell woken by SIGWINCH, talking through files (the protocol above). */
 export class SignalShell extends LineShell implements Shell {
@@ -132,7 +117,11 @@ export class SignalShell extends LineShell implements Shell {
   private request: string[] = [];
   private notice: string | undefined;
   private noticeSeq = 0;
-  private readonly watch = new AnswerWatch(this.base, () => this.check());
+  private readonly watch = new AnswerWatch(
+    this.base,
+    () => this.check(),
+    () => this.snapshotSeen(),
+  );
   private rewake: NodeJS.Timeout | undefined;
   private lastAnswer = '';
   private prompt: RenderedPrompt | undefined;
@@ -140,14 +129,11 @@ export class SignalShell extends LineShell implements Shell {
   private asks = 0;
   private probing: Promise<unknown> | undefined;
   private probe: { stop(): void } | undefined;
-  private lastVerdict: ScreenVerdict | undefined;
+  private readonly screen: PaneScreen;
   /** The next request asks for the prompt rendered fresh. */
   private fresh = false;
   /** Why the screen check cannot serve this shell's prompt, once the probe found it cannot. */
   promptRefused: string | undefined;
-  /** The last screen check's cost in ms and how many reads it took (the bench reads them). */
-  lastScreenMs = 0;
-  screenTries = 0;
 
   constructor(
     readonly name: ShellName,
@@ -155,6 +141,7 @@ export class SignalShell extends LineShell implements Shell {
     private readonly traits: SignalShellTraits,
   ) {
     super(place.base);
+    this.screen = new PaneScreen(place);
     this.editorCheck = traits.exact ? 'exact' : 'screen';
     this.editorCheckReason = traits.exact ? undefined : traits.checkReason;
   }
@@ -180,9 +167,10 @@ export class SignalShell extends LineShell implements Shell {
   probeAsk(timeoutMs: number): Promise<{ result: AskResult; verdict?: ScreenVerdict } | undefined> {
     if (this.asks > 0 || this.probing || this.closed) return Promise.resolve(undefined);
     const look = (async () => {
-      this.lastVerdict = undefined;
+      this.screen.lastVerdict = undefined;
       const result = await this.askChecked(timeoutMs, {});
-      return { result, ...(this.lastVerdict ? { verdict: this.lastVerdict } : {}) };
+      const verdict = this.screen.lastVerdict;
+      return { result, ...(verdict ? { verdict } : {}) };
     })();
     this.probing = look.finally(() => (this.probing = undefined));
     return look;
@@ -225,6 +213,7 @@ export class SignalShell extends LineShell implements Shell {
     const kind = line.slice(0, 2);
     if (kind === 'Q ') {
       this.clearAnswer();
+      this.screen.forget();
       this.request = [this.fresh ? `${line} fresh` : line];
       this.startWatch();
       this.flush(true);
@@ -251,19 +240,13 @@ export class SignalShell extends LineShell implements Shell {
     }
   }
 
-  /** The shell's answer, then on K the screen check (again with the prompt rendered fresh, where it may be cached). */
-  private async askChecked(timeoutMs: number, opts: AskOptions): Promise<AskResult> {
-    const end = performance.now() + timeoutMs;
-    let r = await this.answerOnce(timeoutMs, opts, false);
-    if (!r.ok || this.traits.exact) return r;
-    let verdict = await this.screenCheck();
-    const left = end - performance.now();
-    if (!verdict.ok && this.traits.cachesPrompt && left > 0) {
-      r = await this.answerOnce(left, opts, true);
-      if (!r.ok) return r;
-      verdict = await this.screenCheck();
-    }
-    return verdict.ok ? r : { ok: false, reason: `screen:${verdict.reason}` };
+  /** The shell's answer, then on K the screen check (helper/shell/checked-ask.ts). */
+  private askChecked(timeoutMs: number, opts: AskOptions): Promise<AskResult> {
+    return checkedAsk(timeoutMs, {
+      answer: (ms, fresh) => this.answerOnce(ms, opts, fresh),
+      ...(this.traits.exact ? {} : { screen: () => this.screen.check(this.prompt) }),
+      cachesPrompt: this.traits.cachesPrompt === true,
+    });
   }
 
   /** One request and the shell's answer. */
@@ -279,18 +262,6 @@ export class SignalShell extends LineShell implements Shell {
       // leaves it out.
       this.request = [];
     }
-  }
-
-  /** The screen against the prompt of the last K. */
-  private async screenCheck(): Promise<ScreenVerdict> {
-    const prompt = this.prompt;
-    if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };
-    const t0 = performance.now();
-    const { verdict, tries } = await checkPane(this.place.tmuxSocket, this.place.paneId, prompt);
-    if (tries > 0) this.screenTries = tries;
-    this.lastScreenMs = performance.now() - t0;
-    this.lastVerdict = verdict;
-    return verdict;
   }
 
   close(): void {
@@ -345,6 +316,11 @@ export class SignalShell extends LineShell implements Shell {
     clearInterval(this.rewake);
     if (answer.prompt) this.prompt = answer.prompt;
     this.deliver(answer.line);
+  }
+
+  /** The shell's handler wrote the snapshot for the request out: the screen read may begin (readsEarly). */
+  private snapshotSeen(): void {
+    if (this.traits.readsEarly && this.request.length > 0 && !this.closed) this.screen.readEarly();
   }
 
   private startWatch(): void {

@@ -183,4 +183,22 @@ describe('the exact check in a bash pane (the builtin)', () => {
     await fx.pane.run('unset TMUX_RUN_APPROVE TMUX_RUN_NOTIFY');
     ok(await fx.run('true'));
   });
+
+  it('^C while the question is up refuses the run (denied); the prompt and its empty line come back, the shell goes on', async () => {
+    await fx.pane.run('TMUX_RUN_APPROVE=ask TMUX_RUN_NOTIFY=off');
+    const before = await fx.pane.capture();
+    const m = marker();
+    const call = callRun(fx.mcp.client, fx.listing, `touch ${m}`);
+    await questionShown(fx.pane);
+    await keys('C-c');
+    const r = await call;
+    expect(r.isError).toBe(true);
+    expect((r.structured.error as Record<string, any>).code).toBe('denied');
+    expect(existsSync(m)).toBe(false);
+    await fx.pane.waitFor((s) => !s.includes(QUESTION));
+    expect(await fx.pane.capture()).toBe(before);
+    expect(await fx.pane.run('echo after-interrupt')).toBe('after-interrupt');
+    await fx.pane.run('unset TMUX_RUN_APPROVE TMUX_RUN_NOTIFY');
+    ok(await fx.run('true'));
+  });
 });

@@ -1,0 +1,45 @@
+// One ask of a signal-woken shell as a run needs it (helper/shell/signal.ts): the shell's answer,
+// then, where its check is the screen's, the screen read and compared (helper/shell/screen.ts),
+// all within the ask's one bound. Two moments pass at once and are asked again rather than
+// refused: readline drawing its prompt a moment before it reads keys (bash: context:not_reading),
+// and the handler's own notice redrawing the line (fish: context:redrawing). And where the shell
+// may answer with the prompt it rendered earlier at the same prompt (fish), a screen that does not
+// match is compared once more with the prompt rendered fresh. Nothing here passes what the shell or
+// the screen refused: each try is a whole answer and check of its own.
+import type { ScreenVerdict } from './screen.js';
+import type { AskResult } from './shell.js';
+
+/** Reasons for a moment that passes at once: asked again, AGAIN_MS later, while the bound lasts. */
+export const PASSING_REASONS: ReadonlySet<string> = new Set(['context:not_reading', 'context:redrawing']);
+export const AGAIN_MS = 10;
+
+export interface CheckedAskParts {
+  /** One request and the shell's answer (`fresh`: the prompt rendered again, not as cached). */
+  answer(timeoutMs: number, fresh: boolean): Promise<AskResult>;
+  /** The screen check of the answer just given; absent where the shell's check is exact. */
+  screen?: () => Promise<ScreenVerdict>;
+  /** The shell may answer with a cached rendering of its prompt. */
+  cachesPrompt?: boolean;
+}
+
+/** The shell's answer and, on yes, the screen check; within `timeoutMs` in all. */
+export async function checkedAsk(timeoutMs: number, parts: CheckedAskParts): Promise<AskResult> {
+  const end = performance.now() + timeoutMs;
+  const left = (): number => end - performance.now();
+  let fresh = false;
+  let r = await parts.answer(timeoutMs, false);
+  for (;;) {
+    if (!r.ok) {
+      if (!PASSING_REASONS.has(r.reason) || left() < 2 * AGAIN_MS) return r;
+      await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
+      r = await parts.answer(left(), fresh);
+      continue;
+    }
+    if (!parts.screen) return r;
+    const verdict = await parts.screen();
+    if (verdict.ok) return r;
+    if (!parts.cachesPrompt || fresh || left() <= 0) return { ok: false, reason: `screen:${verdict.reason}` };
+    fresh = true;
+    r = await parts.answer(left(), true);
+  }
+}

@@ -57,7 +57,7 @@ export interface FishCost {
 const FISH_DEFAULT = 'root\x1b[m\x0f@vm\x1b[m\x0f /tmp\x1b[m\x0f\x1b[m\x0f# ';
 
 /** The stage medians of the traced runs of `ids`. */
-function stageMedians(trace: string, ids: Set<string>): Record<string, number> {
+export function stageMedians(trace: string, ids: Set<string>): Record<string, number> {
   const by: Record<string, number[]> = {};
   for (const line of readFileSync(trace, 'utf8').split('\n').filter(Boolean)) {
     const t = JSON.parse(line) as { run_id: string; stages_ms: Record<string, number> };
@@ -222,6 +222,7 @@ export function fishCostLines(c: FishCost): string[] {
     `| fish: first prompt, the same config without it (ms, n=${c.n}) | ${f(c.first_prompt_bare_ms)} |`,
     `| fish: a run of \`true\`, call to result (ms, n=${c.n}) | ${f(c.run_ms)} |`,
     `| round trip of \`true\`, side by side: fish pane / zsh pane (ms, medians, n=${c.rtt_fish_ms.length}) | ${median(c.rtt_fish_ms).toFixed(1)} / ${median(c.rtt_zsh_ms).toFixed(1)} (+${(median(c.rtt_fish_ms) - median(c.rtt_zsh_ms)).toFixed(1)}) |`,
+    `| round trip of \`true\`: fish minus zsh (ms, median of the paired differences; target +3) | ${median(c.rtt_fish_ms.map((x, i) => x - c.rtt_zsh_ms[i]!)).toFixed(2)} |`,
     `| the same runs' stages, fish / zsh: asked->answered (the shell's answer), answered->snapshot (fish: the screen check) (ms, medians) | ${st(c.stages_fish.answered)} / ${st(c.stages_zsh.answered)}, ${st(c.stages_fish.snapshot)} / ${st(c.stages_zsh.snapshot)} |`,
     `| screen check: the one tmux call, native spawn / Node's execFile (ms, medians, n=${c.screen_read.native_ms.length}; the helper's: ${c.screen_read.kind}) | ${median(c.screen_read.native_ms).toFixed(2)} / ${median(c.screen_read.node_ms).toFixed(2)} |`,
     `| screen check: a prompt measured by the emulator, new shape (two renderings, ms) / cached (µs) | ${f(c.measure_new_ms)} / ${c.measure_cached_us.toFixed(1)} |`,

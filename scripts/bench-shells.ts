@@ -9,7 +9,9 @@
 //   here against an enrolled bash pane at rest (the same call and function the helper makes), and
 // - the round trip of `true` through tmux-run-mcp in a bash pane with the builtin (the exact
 //   check), one without it (TMUX_RUN_NATIVE=off: the screen check) and a zsh pane of the same tmux
-//   server, interleaved call by call so that all three see the same machine;
+//   server, interleaved call by call so that all three see the same machine, with the stages of
+//   the traced runs (src/protocol/trace.ts): asked->answered is the wake and the trap's answer,
+//   answered->snapshot the snapshot read (and the screen check without the builtin);
 // - the builtin's line check alone (`_tmux_run_line state`, 1000 calls in an enrolled pane).
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,6 +27,7 @@ import { openScope, type Scope } from '../test/support/scope.js';
 import type { TmuxServer } from '../test/support/server.js';
 import { waitUntil } from '../test/support/waiting.js';
 import { median } from './bench-enroll.js';
+import { stageMedians } from './bench-fish.js';
 
 export interface ShellsCost {
   n: number;
@@ -40,6 +43,10 @@ export interface ShellsCost {
   /** bash without it (TMUX_RUN_NATIVE=off: the screen check). */
   rtt_bash_screen_ms: number[];
   rtt_zsh_ms: number[];
+  /** Median ms of each traced stage of those runs. */
+  stages_bash: Record<string, number>;
+  stages_bash_screen: Record<string, number>;
+  stages_zsh: Record<string, number>;
   /** `_tmux_run_line state`, per call (µs). */
   bash_line_state_us: number;
 }
@@ -124,25 +131,31 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
   );
   const bash_line_state_us = elapsedUs(state) / 1000;
 
-  const mcp = await scope.startMcp();
+  const trace = join(server.home, 'bench-shells-trace.jsonl');
+  const mcp = await scope.startMcp({ env: { TMUX_RUN_TRACE: trace } });
+  const ids = { bash: new Set<string>(), screen: new Set<string>(), zsh: new Set<string>() };
   const zshPane = await server.newPane();
   const zshListing = await enroll(zshPane);
   const screenPane = await bashPane(server, { rc: 'TMUX_RUN_NATIVE=off' });
   const screenListing = await enrollBash(screenPane);
-  const timed = async (l: typeof listing): Promise<number> => {
+  const timed = async (l: typeof listing, into?: Set<string>): Promise<number> => {
     const t0 = performance.now();
     const r = await callRun(mcp.client, l, 'true');
     if (r.isError) throw new Error(`a bench run failed: ${JSON.stringify(r.structured).slice(0, 300)}`);
-    return performance.now() - t0;
+    const ms = performance.now() - t0;
+    into?.add(
+      String((r.structured.data as { authorization?: { run_id?: string } } | undefined)?.authorization?.run_id),
+    );
+    return ms;
   };
   const rtt_bash_ms: number[] = [];
   const rtt_bash_screen_ms: number[] = [];
   const rtt_zsh_ms: number[] = [];
   for (const l of [listing, screenListing, zshListing]) for (let i = 0; i < 3; i++) await timed(l);
   for (let i = 0; i < 10 * n; i++) {
-    rtt_bash_ms.push(await timed(listing));
-    rtt_zsh_ms.push(await timed(zshListing));
-    rtt_bash_screen_ms.push(await timed(screenListing));
+    rtt_bash_ms.push(await timed(listing, ids.bash));
+    rtt_zsh_ms.push(await timed(zshListing, ids.zsh));
+    rtt_bash_screen_ms.push(await timed(screenListing, ids.screen));
   }
   await mcp.close();
   await pane.kill();
@@ -159,6 +172,9 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
     rtt_bash_ms,
     rtt_bash_screen_ms,
     rtt_zsh_ms,
+    stages_bash: stageMedians(trace, ids.bash),
+    stages_bash_screen: stageMedians(trace, ids.screen),
+    stages_zsh: stageMedians(trace, ids.zsh),
     bash_line_state_us,
   };
 }
@@ -167,6 +183,8 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
 export function shellsCostLines(c: ShellsCost): string[] {
   const f = (xs: number[]): string =>
     `median ${median(xs).toFixed(1)} (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)})`;
+  const st = (s: Record<string, number>): string =>
+    `${(s.answered ?? NaN).toFixed(2)}, ${(s.snapshot ?? NaN).toFixed(2)}`;
   return [
     `| bash: \`source\` in a fresh pane ($EPOCHREALTIME around it, ms, n=${c.n}) | ${f(c.bash_source_ms)} | | |`,
     `| bash: first prompt, rcfile with the snippet (ms, n=${c.n}) | ${f(c.bash_first_prompt_ms)} | | |`,
@@ -176,7 +194,8 @@ export function shellsCostLines(c: ShellsCost): string[] {
     `| bash: screen check per run, the comparison (µs) | ${c.screen_compare_us.toFixed(2)} | | |`,
     `| bash: the builtin's line check, \`_tmux_run_line state\` (µs per call, 1000 calls) | ${c.bash_line_state_us.toFixed(2)} | | |`,
     `| round trip of \`true\`: bash (exact) / bash (screen) / zsh, interleaved (ms, medians, n=${c.rtt_bash_ms.length}) | ${median(c.rtt_bash_ms).toFixed(2)} / ${median(c.rtt_bash_screen_ms).toFixed(2)} / ${median(c.rtt_zsh_ms).toFixed(2)} | | |`,
-    `| round trip of \`true\`: bash (exact) minus zsh (ms, median of the paired differences) | ${median(c.rtt_bash_ms.map((b, i) => b - c.rtt_zsh_ms[i]!)).toFixed(2)} | | |`,
+    `| round trip of \`true\`: bash (exact) minus zsh (ms, median of the paired differences; target +1) | ${median(c.rtt_bash_ms.map((b, i) => b - c.rtt_zsh_ms[i]!)).toFixed(2)} | | |`,
+    `| the same runs' stages, bash (exact) / bash (screen) / zsh: asked->answered, answered->snapshot (ms, medians) | ${st(c.stages_bash)} / ${st(c.stages_bash_screen)} / ${st(c.stages_zsh)} | | |`,
   ];
 }
 

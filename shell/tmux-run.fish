@@ -250,8 +250,8 @@ function _tmux_run_say --description 'tmux-run: show a line above the prompt'
     printf '%s\r\e[J%s\n%s' $move $text "$_tmux_run_left" >&2
     test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
     set -g _tmux_run_noticed $argv[2]
-    # fish renders the prompt again for its repaint: so does the next answer.
-    set -e _tmux_run_drawn
+    # (The rendering kept for answers stays: a prompt that renders otherwise now is compared once
+    # more, rendered fresh, by the helper. A slow prompt is rendered by fish's repaint only.)
     commandline -f repaint
 end
 
@@ -446,8 +446,8 @@ end
 # joined), as fish's reader builds them, with $status as it was after the last command (prompts
 # show it); escape sequences are left in (the helper strips them). Rendered once per prompt: the
 # screen shows the prompt as fish drew it at the prompt, and a run does not redraw it. Rendered
-# again after a notice's repaint, in another bind mode or width, and when the helper asks for it
-# fresh (Q NONCE fresh: the screen did not show the prompt as rendered, after an async repaint).
+# again in another bind mode or width, and when the helper asks for it fresh (Q NONCE fresh: the
+# screen did not show the prompt as rendered, after a repaint that drew it otherwise).
 function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -l key "$fish_bind_mode $COLUMNS"
     set -q _tmux_run_drawn[1]; and test "$_tmux_run_drawn" = "$key"; and return 0

@@ -4,8 +4,10 @@
 // refused: readline drawing its prompt a moment before it reads keys (bash: context:not_reading),
 // and the handler's own notice redrawing the line (fish: context:redrawing). And where the shell
 // may answer with the prompt it rendered earlier at the same prompt (fish), a screen that does not
-// match is compared once more with the prompt rendered fresh. Nothing here passes what the shell or
-// the screen refused: each try is a whole answer and check of its own.
+// match is compared once more with the prompt rendered fresh (unless the pane shows something else
+// whatever the prompt: copy mode); when that second look cannot be made within the bound, the
+// first refusal stands. Nothing here passes what the shell or the screen refused: each try is a
+// whole answer and check of its own.
 import type { ScreenVerdict } from './screen.js';
 import type { AskResult } from './shell.js';
 
@@ -26,20 +28,24 @@ export interface CheckedAskParts {
 export async function checkedAsk(timeoutMs: number, parts: CheckedAskParts): Promise<AskResult> {
   const end = performance.now() + timeoutMs;
   const left = (): number => end - performance.now();
-  let fresh = false;
+  let refused: AskResult | undefined;
   let r = await parts.answer(timeoutMs, false);
   for (;;) {
     if (!r.ok) {
+      // The fresh look could not be made in time: the screen's refusal stands.
+      if (refused && r.reason === 'timeout') return refused;
       if (!PASSING_REASONS.has(r.reason) || left() < 2 * AGAIN_MS) return r;
       await new Promise((resolve) => setTimeout(resolve, AGAIN_MS));
-      r = await parts.answer(left(), fresh);
+      r = await parts.answer(left(), refused !== undefined);
       continue;
     }
     if (!parts.screen) return r;
     const verdict = await parts.screen();
     if (verdict.ok) return r;
-    if (!parts.cachesPrompt || fresh || left() <= 0) return { ok: false, reason: `screen:${verdict.reason}` };
-    fresh = true;
+    const no: AskResult = { ok: false, reason: `screen:${verdict.reason}` };
+    // Copy mode, a full-screen program: no rendering of the prompt changes that.
+    if (!parts.cachesPrompt || refused || verdict.cause === 'pane' || left() <= 0) return no;
+    refused = no;
     r = await parts.answer(left(), true);
   }
 }

@@ -36,11 +36,13 @@ export interface RenderedPrompt {
 /**
  * The check's answer. A refusal says whether the prompt itself is the cause (`prompt`: it cannot
  * be placed for sure, or the screen does not show it as it renders, so runs here would keep being
- * refused) or only the moment (`line`: typed text, a line below, copy mode, the cursor elsewhere).
+ * refused) or only the moment (`line`: typed text, a line below, the cursor elsewhere; `pane`:
+ * the pane shows something else, copy mode or a full-screen program, whatever the prompt).
  */
-export type ScreenVerdict = { ok: true } | { ok: false; reason: string; cause: 'prompt' | 'line' };
+export type ScreenVerdict = { ok: true } | { ok: false; reason: string; cause: 'prompt' | 'line' | 'pane' };
 
 const line = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'line' });
+const pane = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'pane' });
 const unservable = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'prompt' });
 
 /** bash's \001..\002 markers are readline's: never written to the terminal. */
@@ -101,9 +103,9 @@ export function checkShape(screen: Screen, shape: PromptShape, right?: PromptSha
 
 /** Whether the screen shows the prompt with an empty line after it. */
 export async function checkScreen(screen: Screen, prompt: RenderedPrompt): Promise<ScreenVerdict> {
-  if (screen.inMode) return line('the pane is in copy mode');
-  if (screen.alternate) return line('the pane shows a full-screen program');
-  if (screen.width < 1) return line('the pane has no width');
+  if (screen.inMode) return pane('the pane is in copy mode');
+  if (screen.alternate) return pane('the pane shows a full-screen program');
+  if (screen.width < 1) return pane('the pane has no width');
   const bytes = prompt.prompt.replace(MARKERS, '');
   const right = prompt.right ? await measurePrompt(prompt.right.replace(MARKERS, ''), screen.width) : undefined;
   const first = checkShape(screen, await measurePrompt(bytes, screen.width), right);

@@ -90,6 +90,7 @@ import { unlinkSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { AnswerWatch } from './answer-watch.js';
+import { NoticeWait } from './notice-wait.js';
 import { checkedAsk } from './checked-ask.js';
 import { LineShell } from './line-shell.js';
 import { startProbe } from './prompt-probe.js';
@@ -117,6 +118,9 @@ export class SignalShell extends LineShell implements Shell {
   private request: string[] = [];
   private notice: string | undefined;
   private noticeSeq = 0;
+  private readonly noticeWait = new NoticeWait(() => {
+    if (!this.closed) this.flush(true);
+  });
   private readonly watch = new AnswerWatch(
     this.base,
     () => this.check(),
@@ -198,8 +202,7 @@ export class SignalShell extends LineShell implements Shell {
     if (!this.traits.notices || this.closed) return;
     // Notices off in the shell (as of its last prompt): it would draw nothing, so it is not woken.
     if (parseModes(readShellFile(this.base + CHANNEL.modes)).quiet) return;
-    this.notice = `N ${++this.noticeSeq} ${text}`;
-    this.flush(true);
+    this.noticeWait.add(text, () => (this.notice = `N ${++this.noticeSeq} ${text}`));
   }
 
   revoked(): void {
@@ -212,6 +215,8 @@ export class SignalShell extends LineShell implements Shell {
     if (this.closed) return;
     const kind = line.slice(0, 2);
     if (kind === 'Q ') {
+      // A notice that waits goes with the request (the shell draws it first).
+      this.noticeWait.stop();
       this.clearAnswer();
       this.screen.forget();
       this.request = [this.fresh ? `${line} fresh` : line];
@@ -267,6 +272,7 @@ export class SignalShell extends LineShell implements Shell {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.noticeWait.stop();
     this.probe?.stop();
     this.stopWatch();
     this.endWaits();

@@ -65,3 +65,23 @@ describe('checkedAsk', () => {
     expect(p.screens()).toBe(0);
   });
 });
+
+describe('checkedAsk, the fresh look', () => {
+  const bad: ScreenVerdict = { ok: false, reason: 'there is text below the prompt line', cause: 'line' };
+  it('is not made for copy mode or a full-screen program', async () => {
+    const p = parts([yes], [{ ok: false, reason: 'the pane is in copy mode', cause: 'pane' }], true);
+    expect(await checkedAsk(1000, p)).toEqual(no('screen:the pane is in copy mode'));
+    expect(p.calls).toHaveLength(1);
+  });
+
+  it('that times out leaves the first refusal standing (not busy)', async () => {
+    const p = parts([yes, no('timeout')], [bad], true);
+    expect(await checkedAsk(1000, p)).toEqual(no(`screen:${bad.reason}`));
+    expect(p.calls.map((c) => c.fresh)).toEqual([false, true]);
+  });
+
+  it('that finds the shell busy says so', async () => {
+    const p = parts([yes, no('busy')], [bad], true);
+    expect(await checkedAsk(1000, p)).toEqual(no('busy'));
+  });
+});

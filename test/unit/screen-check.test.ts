@@ -86,8 +86,10 @@ describe('checkScreen', () => {
   });
 
   it('refuses copy mode, the alternate screen, and what it cannot measure', async () => {
-    expect(await checkScreen(screen(['$'], 2, 0, 40, { inMode: true }), prompt)).toEqual(refused(/copy mode/));
-    expect(await checkScreen(screen(['$'], 2, 0, 40, { alternate: true }), prompt)).toEqual(refused(/full-screen/));
+    expect(await checkScreen(screen(['$'], 2, 0, 40, { inMode: true }), prompt)).toEqual(refused(/copy mode/, 'pane'));
+    expect(await checkScreen(screen(['$'], 2, 0, 40, { alternate: true }), prompt)).toEqual(
+      refused(/full-screen/, 'pane'),
+    );
     expect(await checkScreen(screen(['>'], 2, 0), { prompt: '> ', right: 'a\nb' })).toEqual(
       refused(/right prompt/, 'prompt'),
     );

@@ -238,7 +238,10 @@ function _tmux_run_say --description 'tmux-run: show a line above the prompt'
     # _tmux_run_rows_up); so the rows from there down are cleared, the notice takes the first, the
     # prompt as last rendered is drawn below it at once (fish's repaint may come only after the
     # helper has looked at the screen), and the cursor is left as far below its first row as fish
-    # will go up to draw it again, with the line being typed.
+    # will go up to draw it again, with the line being typed. Until that repaint the screen shows
+    # the prompt without the line: a zero-width U+2060 after it (a cell in tmux, which the repaint
+    # clears) keeps the helper's screen check from taking that for an empty line, whichever
+    # handler call it answers in.
     set -l rows (_tmux_run_rows_up)
     set -l up $rows[1]
     test -n "$argv[2]"; and test "$argv[2]" = "$_tmux_run_noticed"; and set up (math $up + 1)
@@ -247,7 +250,7 @@ function _tmux_run_say --description 'tmux-run: show a line above the prompt'
     # A run's notice keeps to one row (the next one about the run takes that row); others may wrap.
     set -l text $argv[1]
     test -n "$argv[2]"; and set text (string sub -l (math "max(1, $COLUMNS - 1)") -- $text)
-    printf '%s\r\e[J%s\n%s' $move $text "$_tmux_run_left" >&2
+    printf '%s\r\e[J%s\n%s\u2060' $move $text "$_tmux_run_left" >&2
     test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
     set -g _tmux_run_noticed $argv[2]
     # (The rendering kept for answers stays: a prompt that renders otherwise now is compared once

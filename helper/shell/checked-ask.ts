@@ -2,7 +2,8 @@
 // then, where its check is the screen's, the screen read and compared (helper/shell/screen.ts),
 // all within the ask's one bound. Two moments pass at once and are asked again rather than
 // refused: readline drawing its prompt a moment before it reads keys (bash: context:not_reading),
-// and the handler's own notice redrawing the line (fish: context:redrawing). And where the shell
+// and the handler's own notice redrawing the line (fish: context:redrawing, and the screen's
+// mark of a notice not repainted yet, cause `redraw`). And where the shell
 // may answer with the prompt it rendered earlier at the same prompt (fish), a screen that does not
 // match is compared once more with the prompt rendered fresh (unless the pane shows something else
 // whatever the prompt: copy mode); when that second look cannot be made within the bound, the
@@ -14,6 +15,8 @@ import type { AskResult } from './shell.js';
 /** Reasons for a moment that passes at once: asked again, AGAIN_MS later, while the bound lasts. */
 export const PASSING_REASONS: ReadonlySet<string> = new Set(['context:not_reading', 'context:redrawing']);
 export const AGAIN_MS = 10;
+/** The pause before looking again at a screen the shell is redrawing (fish's notice: cause `redraw`). */
+export const REDRAW_MS = 20;
 
 export interface CheckedAskParts {
   /** One request and the shell's answer (`fresh`: the prompt rendered again, not as cached). */
@@ -43,6 +46,11 @@ export async function checkedAsk(timeoutMs: number, parts: CheckedAskParts): Pro
     const verdict = await parts.screen();
     if (verdict.ok) return r;
     const no: AskResult = { ok: false, reason: `screen:${verdict.reason}` };
+    if (verdict.cause === 'redraw' && left() > 2 * REDRAW_MS) {
+      await new Promise((resolve) => setTimeout(resolve, REDRAW_MS));
+      r = await parts.answer(left(), refused !== undefined);
+      continue;
+    }
     // Copy mode, a full-screen program: no rendering of the prompt changes that.
     if (!parts.cachesPrompt || refused || verdict.cause === 'pane' || left() <= 0) return no;
     refused = no;

@@ -39,7 +39,14 @@ export interface RenderedPrompt {
  * refused) or only the moment (`line`: typed text, a line below, the cursor elsewhere; `pane`:
  * the pane shows something else, copy mode or a full-screen program, whatever the prompt).
  */
-export type ScreenVerdict = { ok: true } | { ok: false; reason: string; cause: 'prompt' | 'line' | 'pane' };
+export type ScreenVerdict = { ok: true } | { ok: false; reason: string; cause: 'prompt' | 'line' | 'pane' | 'redraw' };
+
+/**
+ * What fish's snippet draws after the prompt when it draws a notice (shell/tmux-run.fish,
+ * _tmux_run_say), until fish's repaint puts the line back: U+2060, zero-width, a cell in tmux.
+ * A row that shows it after the prompt is being redrawn (cause `redraw`: looked at again).
+ */
+export const REDRAW_MARK = '\u2060';
 
 const line = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'line' });
 const pane = (reason: string): ScreenVerdict => ({ ok: false, reason, cause: 'pane' });
@@ -88,6 +95,9 @@ export function checkShape(screen: Screen, shape: PromptShape, right?: PromptSha
       : unservable(
           'the pane does not show the prompt as it renders now (does it change from one draw to the next, a clock with seconds?)',
         );
+  }
+  if ((screen.lines[screen.cursorY] ?? '').slice(trimSpaces(shape.lead).length).includes(REDRAW_MARK)) {
+    return { ok: false, reason: 'the shell is drawing a notice: its line is not back yet', cause: 'redraw' };
   }
   if (screen.cursorX !== shape.x) {
     return line(`the cursor is at column ${screen.cursorX}, not right after the prompt (${shape.x})`);

@@ -85,3 +85,15 @@ describe('checkedAsk, the fresh look', () => {
     expect(await checkedAsk(1000, p)).toEqual(no('busy'));
   });
 });
+
+describe('checkedAsk, a screen being redrawn', () => {
+  it('is looked at again until it is back, then judged', async () => {
+    const redraw: ScreenVerdict = { ok: false, reason: 'the shell is drawing a notice', cause: 'redraw' };
+    const typed: ScreenVerdict = { ok: false, reason: 'there is text on the prompt line', cause: 'line' };
+    const p = parts([yes], [redraw, redraw, typed], false);
+    expect(await checkedAsk(1000, p)).toEqual(no(`screen:${typed.reason}`));
+    expect(p.calls).toHaveLength(3);
+    const q = parts([yes], [redraw], false);
+    expect(await checkedAsk(100, q)).toEqual(no(`screen:${redraw.reason}`));
+  });
+});

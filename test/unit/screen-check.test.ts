@@ -25,6 +25,11 @@ describe('checkScreen', () => {
     expect(await checkScreen(screen(['$ echo abc'], 10, 0), prompt)).toEqual(refused(/column 10/));
   });
 
+  it("says a notice's mark after the prompt is a redraw, wherever the cursor is", async () => {
+    expect(await checkScreen(screen(['$ \u2060'], 3, 0), prompt)).toEqual(refused(/notice/, 'redraw'));
+    expect(await checkScreen(screen(['$ \u2060'], 2, 0), prompt)).toEqual(refused(/notice/, 'redraw'));
+  });
+
   it('refuses text after the cursor (typed, then ^A)', async () => {
     expect(await checkScreen(screen(['$ echo abc'], 2, 0), prompt)).toEqual(refused(/after the cursor/));
   });

@@ -12,6 +12,7 @@
 //   the enrollment record in place, which the helper writes once its socket listens;
 // - first run: from there, a `tmux_run` of `true` through the SDK's Client to its result;
 // and Node's own start under the helper's flags (`node FLAGS -e ...`, to its first line: the floor).
+// Then one idle helper each way, side by side in three panes: its PSS once V8 has settled.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,12 +23,12 @@ import { helperFlags } from './helper-flags.mjs';
 import { SOURCE } from '../test/support/product.js';
 import { listEnrolled, type PaneListing } from '../src/broker/registry.js';
 import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../test/support/run-root.js';
-import { openScope } from '../test/support/scope.js';
+import { openScope, type Scope } from '../test/support/scope.js';
 import type { Pane } from '../test/support/pane.js';
 import { sleep, waitUntil } from '../test/support/waiting.js';
 import { run, unenroll } from './bench-calls.js';
-import { now } from './bench-common.js';
-import { median } from './bench-enroll.js';
+import { IDLE_MS, now } from './bench-common.js';
+import { median, memoryOf } from './bench-enroll.js';
 
 const WAYS = ['modules', 'bundle', 'bundle+cache'] as const;
 type Way = (typeof WAYS)[number];
@@ -41,6 +42,8 @@ export interface StartCost {
    * (its log line), the Enter of `source` to the record in place, the first run's round trip (ms).
    */
   ways: Record<Way, { ready_ms: number[]; cpu_ms: number[]; listening_ms: number[]; first_run_ms: number[] }>;
+  /** Per way, one helper's PSS after a run and IDLE_MS at rest (kB). */
+  idle_pss_kb: Partial<Record<Way, number>>;
 }
 
 /** Node's own start under the helper's flags: its count to its first line, and the CPU it used (ms). */
@@ -51,16 +54,31 @@ function nodeStart(flags: string[]): [number, number] {
   return [ms!, cpu!];
 }
 
+/** A helper per way, each in a pane of its own, at rest after one run: its PSS. */
+async function idleMemory(scope: Scope, client: Parameters<typeof run>[0], out: StartCost): Promise<void> {
+  const dir = scope.server.registryDir;
+  const helpers: [Way, number][] = [];
+  for (const way of WAYS) {
+    const pane = await scope.server.newPane();
+    await pane.run(`${wayEnv(way)}; export TMUX_RUN_NODE=${wrapper(dir, way)}`);
+    const { listing } = await enrollUntilRecord(pane, dir);
+    await run(client, listing, 'true');
+    helpers.push([way, listing.helper_pid]);
+  }
+  await sleep(IDLE_MS);
+  for (const [way, pid] of helpers) out.idle_pss_kb[way] = memoryOf(pid)?.pss_kb;
+}
+
+const wayEnv = (way: Way): string => (way === 'modules' ? 'export TMUX_RUN_BUNDLE=off' : 'unset TMUX_RUN_BUNDLE');
+const wrapper = (dir: string, way: Way): string => join(dir, '..', way === 'bundle' ? 'node-no-cache' : 'node');
+
 async function oneStart(
   pane: Pane,
   dir: string,
   way: Way,
   client: Parameters<typeof run>[0],
 ): Promise<[number, number, number, number]> {
-  const node = join(dir, '..', way === 'bundle' ? 'node-no-cache' : 'node');
-  await pane.run(
-    `${way === 'modules' ? 'export TMUX_RUN_BUNDLE=off' : 'unset TMUX_RUN_BUNDLE'}; export TMUX_RUN_NODE=${node}`,
-  );
+  await pane.run(`${wayEnv(way)}; export TMUX_RUN_NODE=${wrapper(dir, way)}`);
   const { listing, ms } = await enrollUntilRecord(pane, dir);
   const first = await run(client, listing, 'true');
   const log = readFileSync(`${readRecord(join(dir, `${listing.enrollment_generation}.json`)).channel}.log`, 'utf8');
@@ -96,6 +114,7 @@ export async function startCost(n: number): Promise<StartCost> {
   const out: StartCost = {
     node_ms: [],
     node_cpu_ms: [],
+    idle_pss_kb: {},
     ways: {
       modules: { ready_ms: [], cpu_ms: [], listening_ms: [], first_run_ms: [] },
       bundle: { ready_ms: [], cpu_ms: [], listening_ms: [], first_run_ms: [] },
@@ -125,6 +144,7 @@ export async function startCost(n: number): Promise<StartCost> {
         out.ways[way].first_run_ms.push(first);
       }
     }
+    await idleMemory(scope, client, out);
     return out;
   } finally {
     await scope.close().catch(() => undefined);
@@ -140,7 +160,8 @@ export function startCostLines(c: StartCost): string[] {
     ...WAYS.map((w) => {
       const { ready_ms: up, cpu_ms: cpu, listening_ms: l, first_run_ms: r } = c.ways[w];
       const total = l.map((x, i) => x + r[i]!);
-      return `| helper start, ${w}: node start to ready (its CPU); Enter of source to listening + first run = total (ms, medians, n=${n}) | ${f(up)} (${f(cpu)}); ${f(l)} + ${f(r)} = ${f(total)} | | |`;
+      const pss = c.idle_pss_kb[w];
+      return `| helper start, ${w}: node start to ready (its CPU); Enter of source to listening + first run = total (ms, medians, n=${n}); idle PSS (MB) | ${f(up)} (${f(cpu)}); ${f(l)} + ${f(r)} = ${f(total)}; ${pss === undefined ? '?' : (pss / 1024).toFixed(1)} | | |`;
     }),
   ];
 }

@@ -49,7 +49,14 @@ export function loadBundled(): HelperModule | undefined {
     log(`loading the helper from its modules: ${(e as Error).message}; run 'npm run build'`);
     return undefined;
   }
-  return evaluate(compile(source, cachedData(source))).exports;
+  try {
+    return evaluate(compile(source, cachedData(source))).exports;
+  } catch (e) {
+    // Its top level only defines (helper/helper.ts starts nothing until runHelper): the modules,
+    // the same code, would say the same if it is theirs, and start if it is the bundle's.
+    log(`loading the helper from its modules: its bundle failed to load: ${(e as Error).stack ?? String(e)}`);
+    return undefined;
+  }
 }
 
 /**

@@ -89,6 +89,12 @@ describe("the helper's bundle", () => {
     expect(start()).toContain(FROM_BUNDLE);
   });
 
+  it('a bundle that throws as it loads: the modules start instead', () => {
+    mark(original.replace('"use strict";\n', '"use strict";\nthrow new Error("a broken bundle");\n'));
+    expect(start()).toMatch(/its bundle failed to load: Error: a broken bundle[^]*usage: main\.js/);
+    mark(original);
+  });
+
   it("a bundle that is someone else's is not run", () => {
     if (process.geteuid?.() !== 0) return; // only root can give a file away; as anyone else the uid check is the same line
     mark(original);

@@ -100,7 +100,6 @@ try {
   });
 } catch (e) {
   rmSync(CODE_CACHE_PATH, { force: true });
-  process.stderr.write(
-    `build-helper: no code cache (${e.code ?? `status ${e.status}`}); the helper compiles its bundle at each start\n`,
-  );
+  const why = e.code ?? (e.status != null ? `status ${e.status}` : e.message);
+  process.stderr.write(`build-helper: no code cache (${why}); the helper compiles its bundle at each start\n`);
 }

@@ -11,7 +11,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The node flags in `shell/tmux-run.<shell>`'s start of the helper. */
 export function helperFlags(shell = 'zsh') {
   const text = readFileSync(join(root, 'shell', `tmux-run.${shell}`), 'utf8');
-  const line = /\$node"? ((?:--[a-z-]+(?:=\S+)? )+)/.exec(text)?.[1];
+  // `exec $node --flag ... --` (zsh, bash) or `command $node --flag ...` (fish), node a variable.
+  const line = /(?:exec|command) "?\$\w+"? ((?:--[a-z][a-z-]*(?:=\S+)? )+)/.exec(text)?.[1];
   if (!line) throw new Error(`no start of the helper (node and its flags) in shell/tmux-run.${shell}`);
   return line.trim().split(/\s+/);
 }

@@ -12,6 +12,7 @@ import { waitUntil } from '../support/waiting.js';
 import { BASH_SNIPPET, bashFixture, bashPane, ok, refusal, type BashFixture } from './support.js';
 import { waitListed } from '../support/enrollment.js';
 import { checkRunResult } from '../mcp/support.js';
+import { NOTICE_WAIT_MS } from '../../helper/shell/notice-wait.js';
 
 let fx: BashFixture;
 let n = 0;
@@ -115,7 +116,9 @@ describe('the exact check in a bash pane (the builtin)', () => {
   });
 
   it('draws notices above the prompt: the half-typed line is intact, one line per run is left', async () => {
-    // A fresh screen (readline's clear-screen) and no scrollback, to count what is left.
+    // A fresh screen (readline's clear-screen) and no scrollback, to count what is left, once the
+    // last test's last notice is drawn (a run's notice waits NOTICE_WAIT_MS).
+    await new Promise((r) => setTimeout(r, 4 * NOTICE_WAIT_MS));
     await keys('C-l');
     await fx.server.tmux(['clear-history', '-t', fx.pane.id]);
     await fx.pane.waitFor((s) => s === '$');
@@ -126,7 +129,8 @@ describe('the exact check in a bash pane (the builtin)', () => {
     await keys('C-u');
     for (let i = 0; i < 3; i++) ok(await fx.run('true'));
     await fx.pane.type('echo still');
-    const screen = await fx.pane.waitFor((s) => lastLine(s) === '$ echo still');
+    // (A run's notice is drawn NOTICE_WAIT_MS after it is due: the last run's end in its start's place.)
+    const screen = await fx.pane.waitFor((s) => lastLine(s) === '$ echo still' && s.includes('tmux-run: '));
     const notices = screen.split('\n').filter((l) => l.startsWith('tmux-run: '));
     // At most one line per run is left (here: one, the last run's end, at this same prompt).
     expect(notices.length).toBeGreaterThanOrEqual(1);

@@ -220,7 +220,7 @@ export class Run {
     );
     if (terminal) {
       // One stream for all of it: the master is read (everything the run printed) and written (its input).
-      const master = terminal.open(s.stdoutFd);
+      const master = terminal.open(s.stdoutFd, (c) => this.collect('stdout', c));
       master.once('close', () => terminal.closed());
       return { pid: s.pid, outputs: [master], stdin: master };
     }
@@ -262,9 +262,10 @@ export class Run {
   /** A walled terminal run's master (made in the walls): read as a plain terminal run's is, its input written to it. */
   private wallsTerminal(terminal: RunTerminal, fd: number): void {
     if (this.finished) return closeSync(fd);
-    const master = terminal.open(fd);
+    const collect = (c: Buffer): void => this.collect('stdout', c);
+    const master = terminal.open(fd, collect);
     this.streams.push(master);
-    master.on('data', (c: Buffer) => this.collect('stdout', c));
+    master.on('data', collect);
     master.on('error', () => undefined); // EIO once every holder of the terminal has closed it
     master.once('close', () => {
       terminal.closed();

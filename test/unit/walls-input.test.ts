@@ -85,6 +85,14 @@ describe.skipIf(!wallsUsable)('input terminal in the walls, the C waiter', () =>
     expect(o.completion).toMatchObject({ state: 'exited', exit_status: 0 });
   }, 30_000);
 
+  it('keeps the terminal up until the run has ended: one that closes it first is not hung up (SIGHUP)', async () => {
+    const w = walls(native!);
+    const script = 'echo bye; exec 0<&- 1>&- 2>&-; sleep 0.5; exit 7';
+    const o = await inputRun(w, script, new InputFeed('terminal'), new RunTerminal({ cols: 80, rows: 24 })).done;
+    expect(o.stdout.toString()).toBe('bye\r\n');
+    expect(o.completion).toMatchObject({ state: 'exited', exit_status: 7 });
+  }, 30_000);
+
   it('takes input through the terminal (echoed), and ^D ends a cat with 0; echo off shows', async () => {
     const w = walls(native!);
     const terminal = new RunTerminal({ cols: 80, rows: 24 });

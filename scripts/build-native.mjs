@@ -1,8 +1,10 @@
-// Builds the helper's three native parts into generated/ and dist/generated/ with the C compiler
+// Builds the helper's four native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
 // - helper/native/spawn.c, a plain run's spawn without forking the helper, into spawn.node (with
 //   the Node-API headers of the Node that runs this script);
 // - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter;
+// - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
+//   reaches the helper, into fd-channel.node (with the same headers);
 // - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), into bash-line.so,
 //   with the build's id (generated/build-id.cjs, made just before) compiled in.
 // All are optional: without a compiler or the headers it says why on stderr and the helper uses
@@ -18,6 +20,7 @@ const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
 const parts = [
   { name: 'spawn.node', source: 'spawn.c', without: "plain runs will use Node's own spawn" },
   { name: 'walls-waiter', source: 'walls-waiter.c', without: 'sandboxed runs will use the perl waiter' },
+  { name: 'fd-channel.node', source: 'fd-channel.c', without: 'terminal runs in a sandboxed pane will be refused' },
   { name: 'bash-line.so', source: 'bash-line.c', without: 'bash panes will use the screen check', builtin: true },
 ];
 for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });

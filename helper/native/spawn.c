@@ -359,11 +359,27 @@ static napi_value term_echo(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* dup(fd) -> a second descriptor of the same open file (close-on-exec, above stdio), or -1. */
+static napi_value dup_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value arg, result;
+  int fd;
+  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_int32(env, arg, &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "dup(fd)");
+    return NULL;
+  }
+  napi_create_int32(env, fcntl(fd, F_DUPFD_CLOEXEC, 3), &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn_run, NULL, &fn);
   napi_set_named_property(env, exports, "spawn", fn);
   napi_create_function(env, "echo", NAPI_AUTO_LENGTH, term_echo, NULL, &fn);
   napi_set_named_property(env, exports, "echo", fn);
+  napi_create_function(env, "dup", NAPI_AUTO_LENGTH, dup_fd, NULL, &fn);
+  napi_set_named_property(env, exports, "dup", fn);
   return exports;
 }

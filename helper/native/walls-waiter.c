@@ -24,9 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CTRL 3
+#define HELPER_FD 3
+/* The walls' terminal channel (helper/native/fd-channel.c): where a terminal run's master goes. */
+#define CHAN 5
 #define TOKEN_LEN 32
 #define ACK "A"
+
+#include "walls-terminal.h"
 
 static struct sockaddr_un addr;
 static socklen_t addr_len;
@@ -92,7 +96,7 @@ static int read_exactly(int fd, char *p, size_t n) {
 
 /* Exactly n bytes of the helper's descriptor, or the waiter's end (the helper closed it). */
 static void readn(char *p, size_t n) {
-  if (!read_exactly(CTRL, p, n)) _exit(0);
+  if (!read_exactly(HELPER_FD, p, n)) _exit(0);
 }
 
 /* A connection to the helper's socket that names its run: TOKEN then `k\n`; -1 (errno set) when it failed. */
@@ -151,8 +155,8 @@ static void shell_to_be(const char *token, pid_t reaper, int fail) {
   if (req == NULL || !read_exactly(out, req, n)) _exit(125);
   shutdown(out, SHUT_RD);
   if (!put(out, ACK, 1)) _exit(125);
-  char *end = req + n, *f[3], *p = req;
-  for (int k = 0; k < 3; k++) {
+  char *end = req + n, *f[4], *p = req;
+  for (int k = 0; k < 4; k++) {
     char *nul = memchr(p, 0, (size_t)(end - p));
     if (nul == NULL) {
       report(fail, 'E', EINVAL);
@@ -177,18 +181,31 @@ static void shell_to_be(const char *token, pid_t reaper, int fail) {
     q = nul + 1;
   }
   envp[e] = NULL;
-  if (*f[0] != 0) umask((mode_t)strtol(f[0], NULL, 8));
-  if (chdir(f[1]) < 0) {
+  /* f[0]: the input (empty: /dev/null, `p`: a pipe, `tCOLS,ROWS`: a terminal); umask, cwd, script. */
+  int in = -1, tty = -1, failed = 0;
+  if (f[0][0] == 'p' && f[0][1] == 0) {
+    // A pipe run's stdin: a connection of its own to the helper (`TOKENi`), only read.
+    if ((in = link_to(token, TOKEN_LEN, 'i')) < 0 || shutdown(in, SHUT_WR) != 0) failed = errno ? errno : EIO;
+  } else if (f[0][0] == 't')
+    failed = make_terminal(token, f[0], &tty);
+  else if (f[0][0] != 0) failed = EINVAL;
+  if (failed) {
+    report(fail, f[0][0] == 't' ? 'T' : 'I', failed);
+    _exit(125);
+  }
+  if (*f[1] != 0) umask((mode_t)strtol(f[1], NULL, 8));
+  if (chdir(f[2]) < 0) {
     report(fail, 'C', errno);
     _exit(125);
   }
-  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) {
+  int null = in >= 0 || tty >= 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fd0 = tty >= 0 ? tty : in >= 0 ? in : null;
+  if (fd0 < 0 || dup2(fd0, 0) < 0 || dup2(tty >= 0 ? tty : out, 1) < 0 || dup2(tty >= 0 ? tty : err, 2) < 0) {
     report(fail, 'E', errno);
     _exit(125);
   }
   default_signals();
-  char *argv[] = {"/bin/sh", "-c", f[2], NULL};
+  char *argv[] = {"/bin/sh", "-c", f[3], NULL};
   execve("/bin/sh", argv, envp);
   report(fail, 'E', errno);
   _exit(127);
@@ -237,6 +254,7 @@ static void reaper(const char *token) {
     shell_to_be(token, self, f[1]);
   }
   close(f[1]);
+  close(CHAN); /* the child's until its exec; the reaper never sends on it */
   // Connected after the fork: the child holds no copy of the status link.
   int st = link_to(token, TOKEN_LEN, 's');
   if (st < 0) {
@@ -292,12 +310,15 @@ int main(int argc, char **argv) {
   addr.sun_family = AF_UNIX;
   strcpy(addr.sun_path, argv[1]);
   addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(argv[1]) + 1);
-  if (fcntl(CTRL, F_SETFD, FD_CLOEXEC) < 0 || !put(CTRL, "R", 1)) return 125;
+  if (fcntl(HELPER_FD, F_SETFD, FD_CLOEXEC) < 0 || !put(HELPER_FD, "R", 1)) return 125;
+  // The terminal channel, when the helper gave one: never a run's (close-on-exec), only its child's before the exec.
+  struct stat cs;
+  if (fstat(CHAN, &cs) == 0 && (!S_ISSOCK(cs.st_mode) || fcntl(CHAN, F_SETFD, FD_CLOEXEC) < 0)) return 125;
   signal(SIGALRM, no_answer);
   alarm(10);
   char g = 0;
   ssize_t r;
-  do r = read(CTRL, &g, 1);
+  do r = read(HELPER_FD, &g, 1);
   while (r < 0 && errno == EINTR);
   if (r != 1 || g != 'G') return 125;
   alarm(0);
@@ -315,13 +336,13 @@ int main(int argc, char **argv) {
     m[TOKEN_LEN + 1] = 0;
     pid_t p = fork();
     if (p == 0) {
-      close(CTRL);
+      close(HELPER_FD);
       reaper(m + 1);
     }
     if (p < 0) {
       m[0] = 'F';
       m[TOKEN_LEN + 1] = '\n';
-      put(CTRL, m, sizeof m);
+      put(HELPER_FD, m, sizeof m);
     }
   }
 }

@@ -53,6 +53,7 @@ let sandboxCode: typeof import('../sandbox/sandbox.js') | undefined;
 async function decideSandbox(
   snapshot: Snapshot,
   cx: DispatchContext,
+  job: Job,
 ): Promise<{ ok: true; value: string; launcher?: RunLauncher } | { ok: false; message: string }> {
   const value = snapshot.shell?.TMUX_RUN_SANDBOX;
   if (value === undefined || value === '' || value === 'off') {
@@ -61,7 +62,7 @@ async function decideSandbox(
   }
   try {
     sandboxCode ??= await import('../sandbox/sandbox.js');
-    return await sandboxCode.sandboxFor(snapshot, cx.record, cx.audit.path);
+    return await sandboxCode.sandboxFor(snapshot, cx.record, cx.audit.path, job.input?.mode);
   } catch (e) {
     return { ok: false, message: `the sandbox could not be prepared (${(e as Error).message})` };
   }
@@ -300,17 +301,12 @@ export async function dispatch(job: Job, cx: DispatchContext): Promise<RunOutcom
     refuseJob(job, cx, 'spawn_failed', `/bin/sh could not be started: ${tooBig}`);
     return undefined;
   }
-  const walls = await decideSandbox(snapshot, cx);
+  const walls = await decideSandbox(snapshot, cx, job);
   if (goneMeanwhile(job, cx)) return undefined;
   if (!walls.ok) {
     // The trail says which walls were asked for and why they could not be built, as the reply does.
     const asked = snapshot.shell?.TMUX_RUN_SANDBOX ?? '';
     refuseJob(job, cx, 'sandbox_unavailable', walls.message, { sandbox: asked.slice(0, 64), reason: walls.message });
-    return undefined;
-  }
-  if (job.input && walls.launcher) {
-    const message = `a run with input ${job.input.mode} cannot be walled in yet (TMUX_RUN_SANDBOX=${walls.value}), and it is not run unwalled`;
-    refuseJob(job, cx, 'sandbox_unavailable', message, { sandbox: walls.value, reason: message });
     return undefined;
   }
   job.sandbox = walls.value;

@@ -1,12 +1,14 @@
 // A run's input (tmux_start's `input: pipe` or `terminal`): the bytes the agent (or the attached
 // person) gives it, in order. Bytes given before the run starts wait here and are written once it
 // has its stdin; at most INPUT_BACKLOG_BYTES may wait undelivered (here and in the stream's own
-// buffer), past that a call is refused whole. Nothing here keeps what was written: the audit trail
-// gets the count and the bytes, the watch feed each chunk as it is taken.
+// buffer), past that a call is refused whole. The audit trail gets the count and the bytes, the
+// watch feed each chunk as it is taken; the newest INPUT_REPLAY_BYTES are kept in memory for a
+// watcher of this one run who comes later (`tmux-run watch --run ID`), never written anywhere.
 import type { Writable } from 'node:stream';
 import type { ErrorCode } from '../../src/protocol/errors.js';
 import type { InputMode } from '../../src/protocol/messages.js';
-import { INPUT_BACKLOG_BYTES } from '../../src/protocol/limits.js';
+import { INPUT_BACKLOG_BYTES, INPUT_REPLAY_BYTES } from '../../src/protocol/limits.js';
+import { StreamStore } from '../output/stream-store.js';
 
 export interface InputRefusal {
   code: Extract<ErrorCode, 'input_closed' | 'input_backlog' | 'run_attached' | 'invalid_arguments'>;
@@ -21,6 +23,8 @@ export class InputFeed {
   closed = false;
   /** The person has the terminal (tmux-run attach): the agent's input is refused. */
   attached = false;
+  /** The newest bytes taken (at most INPUT_REPLAY_BYTES), replayed to a later watcher of the run. */
+  readonly kept = new StreamStore(INPUT_REPLAY_BYTES);
   /** Each chunk taken, with its offset in the input (the watch feed shows it). */
   onInput: ((chunk: Buffer, from: number) => void) | undefined;
   private waiting: Buffer[] = [];
@@ -71,6 +75,7 @@ export class InputFeed {
     this.calls++;
     if (data.length > 0) {
       this.onInput?.(data, from);
+      this.kept.append(data);
       if (this.sink) this.sink.write(data);
       else {
         this.waiting.push(data);

@@ -1,5 +1,6 @@
 // One run: /bin/sh -c SCRIPT in its own session, output captured and bounded, ended exactly once.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Completion, Overflow } from '../../src/protocol/messages.js';
 import { groupAlive } from '../../src/os/proc.js';
@@ -45,8 +46,12 @@ interface Started {
 export interface RunLauncher {
   /** The walls' process group: what the broker stops should this helper die. */
   pgid: number | undefined;
-  launch(script: string, umask: number | undefined, events: WallsRunEvents): void;
+  /** `input`: the run's stdin (absent: /dev/null); a terminal is made in the walls, its master sent back (events.terminal). */
+  launch(script: string, umask: number | undefined, events: WallsRunEvents, input?: WallsInput): void;
 }
+
+/** What a walled run's stdin is: a pipe the helper writes, or a terminal of its own of that size. */
+export type WallsInput = { kind: 'pipe' } | { kind: 'terminal'; cols: number; rows: number };
 
 /** Why a run ended; the first reason wins and every flag of the result derives from it. */
 export type EndReason = 'completed' | 'output_limit_exceeded' | 'cancelled' | 'spawn_failed' | 'sandbox_unavailable';
@@ -98,6 +103,8 @@ export class Run {
   private finished = false;
   /** A run in the walls: its /bin/sh's group once known (where a stop goes), and whether the stop is due. */
   private group: number | undefined;
+  /** A terminal run in the walls: its master's stream has closed (everything it printed was read). */
+  private masterClosed = false;
   /** What the exact-bytes exec wrapper reported (nothing: /bin/sh was exec'd). */
   private exactReport = '';
   /** When /bin/sh exited and when the run ended (output drained), on the trace's clock. */
@@ -143,10 +150,7 @@ export class Run {
     const [out, err] = started.outputs;
     out?.on('data', (c: Buffer) => this.collect('stdout', c));
     err?.on('data', (c: Buffer) => this.collect('stderr', c));
-    if (started.stdin) {
-      this.stdin = started.stdin;
-      this.spec.input?.connect(started.stdin);
-    }
+    if (started.stdin) this.connectInput(started.stdin);
     let open = this.streams.length;
     const closed = (): void => {
       if (--open === 0 && this.completion) this.end('completed');
@@ -216,7 +220,7 @@ export class Run {
     );
     if (terminal) {
       // One stream for all of it: the master is read (everything the run printed) and written (its input).
-      const master = terminal.open(s.stdoutFd);
+      const master = terminal.open(s.stdoutFd, (c) => this.collect('stdout', c));
       master.once('close', () => terminal.closed());
       return { pid: s.pid, outputs: [master], stdin: master };
     }
@@ -225,10 +229,17 @@ export class Run {
     return { pid: s.pid, outputs: [pipe(s.stdoutFd), pipe(s.stderrFd)], ...(stdin ? { stdin } : {}) };
   }
 
+  /** Where the run's input goes from now on (a pipe's write end, a connection, or the terminal's master). */
+  private connectInput(sink: Writable): void {
+    this.stdin = sink;
+    this.spec.input?.connect(sink);
+  }
+
   /** Starts the script in the pane's walls; returns the walls' group (the broker's to stop should the helper die). */
   private launch(l: RunLauncher): number | undefined {
     this.pgid = l.pgid;
-    l.launch(this.spec.script, this.spec.umask, {
+    const { input, terminal } = this.spec;
+    const events: WallsRunEvents = {
       output: (which, chunk) => this.collect(which, chunk),
       started: (group) => {
         this.group = group;
@@ -236,8 +247,32 @@ export class Run {
       },
       ended: (end) => this.wallsEnded(end),
       wanted: () => this.reason === undefined,
-    });
+    };
+    if (terminal) events.terminal = (fd) => this.wallsTerminal(terminal, fd);
+    else if (input) events.stdin = (sink) => this.connectInput(sink);
+    const stdin: WallsInput | undefined = terminal
+      ? { kind: 'terminal', ...terminal.size }
+      : input
+        ? { kind: 'pipe' }
+        : undefined;
+    l.launch(this.spec.script, this.spec.umask, events, stdin);
     return this.pgid;
+  }
+
+  /** A walled terminal run's master (made in the walls): read as a plain terminal run's is, its input written to it. */
+  private wallsTerminal(terminal: RunTerminal, fd: number): void {
+    if (this.finished) return closeSync(fd);
+    const collect = (c: Buffer): void => this.collect('stdout', c);
+    const master = terminal.open(fd, collect);
+    this.streams.push(master);
+    master.on('data', collect);
+    master.on('error', () => undefined); // EIO once every holder of the terminal has closed it
+    master.once('close', () => {
+      terminal.closed();
+      this.masterClosed = true;
+      if (this.completion) this.end('completed');
+    });
+    this.connectInput(master);
   }
 
   /** The walls' report of the run's end: its own status, or why there is none. */
@@ -245,6 +280,9 @@ export class Run {
     this.exitedAt = monotonicMs();
     if ('completion' in end) {
       this.completion = end.completion;
+      // A terminal's output is read from its master until the end of it (as for a plain terminal run).
+      if (this.spec.terminal && this.streams.length > 0 && !this.masterClosed)
+        return void setTimeout(() => this.end('completed'), TERMINAL_DRAIN_MS);
       return this.end('completed');
     }
     if (!end.ran) return this.end(end.sandbox ? 'sandbox_unavailable' : 'spawn_failed', end.failed);

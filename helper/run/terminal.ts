@@ -2,9 +2,10 @@
 // read from it, its input written to it), the emulator that renders the screen (emulator.ts),
 // whether the program has echo off (read through the master, polled while it runs), and the
 // person's terminal while they are attached (tmux-run attach).
+import { closeSync, readSync } from 'node:fs';
 import tty from 'node:tty';
 import type { TerminalSize } from '../../src/protocol/messages.js';
-import { terminalEcho } from '../../src/os/native-spawn.js';
+import { dupFd, terminalEcho } from '../../src/os/native-spawn.js';
 import { Emulator, type ScreenView } from './emulator.js';
 
 /** The TERM a terminal run gets: what its emulator (@xterm/headless, xterm.js) speaks. */
@@ -31,18 +32,47 @@ export class RunTerminal {
   private readonly emulator: Emulator;
   private poll: NodeJS.Timeout | undefined;
   private fd = -1;
+  /**
+   * A second descriptor of the master, held until the run has ended (finish): the master's stream
+   * closes its own at the end of output (EIO once the run closed the terminal), and the last close
+   * of a master hangs the terminal up, which SIGHUPs its session: a program that closes its
+   * descriptors before it exits (cat, at ^D) would die of it. Echo is read through it too.
+   */
+  private hold = -1;
 
   constructor(readonly size: TerminalSize) {
     this.emulator = new Emulator(size);
   }
 
-  /** The run started on this master: its stream (read and written), and the echo watch. */
-  open(masterFd: number): tty.ReadStream {
-    this.fd = masterFd;
+  /**
+   * The run started on this master: its stream (read and written), and the echo watch. `late` gets
+   * what is read after the stream's end: libuv ends a stream at a hang-up once a read came back
+   * short, and the kernel may not have moved the run's last bytes into the master by then.
+   */
+  open(masterFd: number, late: (chunk: Buffer) => void): tty.ReadStream {
+    this.hold = dupFd(masterFd);
+    this.fd = this.hold >= 0 ? this.hold : masterFd;
     const master = new tty.ReadStream(masterFd);
+    master.once('end', () => this.drain(late));
     this.poll = setInterval(() => this.checkEcho(), ECHO_POLL_MS);
     this.poll.unref();
     return master;
+  }
+
+  /** Reads what is left on the master (until EIO: the run's terminal is closed, all of it read); at most 4 MiB. */
+  private drain(late: (chunk: Buffer) => void): void {
+    if (this.hold < 0) return;
+    const buf = Buffer.allocUnsafe(65536);
+    for (let i = 0; i < 64; i++) {
+      let n: number;
+      try {
+        n = readSync(this.hold, buf, 0, buf.length, null);
+      } catch {
+        return; // EIO: nothing more; EAGAIN: the terminal is still open, and its stream was read to the end
+      }
+      if (n <= 0) return;
+      late(Buffer.from(buf.subarray(0, n)));
+    }
   }
 
   /** Reads the echo flag now (also before a screen or a pending result is answered). */
@@ -83,16 +113,23 @@ export class RunTerminal {
     return this.emulator.view();
   }
 
-  /** The run ended: no more echo watch (the master is closed with the run); the screen stays readable. */
+  /** The master's stream closed: without a held descriptor, no more echo watch (its own is closed). */
   closed(): void {
+    if (this.hold < 0) this.release();
+  }
+
+  /** No more echo watch, and the held master closed (the run has ended); the screen stays readable. */
+  private release(): void {
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
     this.fd = -1;
+    if (this.hold >= 0) closeSync(this.hold);
+    this.hold = -1;
   }
 
   /** The run is over (its output drained): the attached person is told. */
   finish(): void {
-    this.closed();
+    this.release();
     if (this.ended) return;
     this.ended = true;
     const person = this.person;

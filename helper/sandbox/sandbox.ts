@@ -12,6 +12,8 @@ import { planSandbox, refuseWritable, sandboxArgs, type SandboxPlan, type Sandbo
 import { gatherFacts, pathFacts, type FactMemo } from './facts.js';
 import { bytesOf, type Snapshot } from '../shell/snapshot.js';
 import type { RunLauncher } from '../run/runner.js';
+import { terminalEnv } from '../run/terminal.js';
+import type { InputMode } from '../../src/protocol/messages.js';
 import { Walls } from './walls.js';
 import { waiterProgram } from './waiter.js';
 
@@ -101,6 +103,7 @@ export async function sandboxFor(
   snapshot: Snapshot,
   record: EnrollmentRecord,
   auditPath: string,
+  input?: InputMode,
 ): Promise<SandboxDecision> {
   const b = bytesOf(snapshot);
   const guess = guessed;
@@ -126,12 +129,24 @@ export async function sandboxFor(
     current = new Walls(probe.bwrap, args, dirname(record.socket), waiter, key);
   }
   const w = current;
+  // A terminal goes into the walls with its run, or the run is refused (never unwalled).
+  if (input === 'terminal' && w.terminals !== true) return { ok: false, message: w.terminals };
   return {
     ok: true,
     value: planned.plan.value,
     launcher: {
       pgid: w.pgid,
-      launch: (script, umask, events) => w.run({ script, umask, cwd, env: b.env }, events),
+      launch: (script, umask, events, stdin) =>
+        w.run(
+          {
+            script,
+            umask,
+            cwd,
+            env: stdin?.kind === 'terminal' ? terminalEnv(b.env) : b.env,
+            ...(stdin ? { input: stdin } : {}),
+          },
+          events,
+        ),
     },
   };
 }

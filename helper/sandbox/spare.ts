@@ -22,6 +22,10 @@ export interface WallsRunEvents {
   ended(end: WallsEnd): void;
   /** Whether the run is still wanted (not stopped): one stopped before it started is not started again. */
   wanted?(): boolean;
+  /** input pipe: the run's stdin, a connection its child made (written, half-closed at eof). */
+  stdin?(sink: Socket): void;
+  /** input terminal: the master of the run's own terminal, made in the walls (helper/sandbox/channel.ts). */
+  terminal?(masterFd: number): void;
 }
 
 /** A run's end: its raw wait status, or why it has none (`ran`: it may have run; `sandbox`: the walls failed, not the run's exec). */
@@ -39,6 +43,8 @@ export interface Spare {
   status?: Socket;
   o?: Socket;
   e?: Socket;
+  /** A pipe run's stdin connection (made by its child once it has its request). */
+  i?: Socket;
   /** The child's pid inside the walls (its reaper's `S`), and as this helper numbers it. */
   pid?: number;
   pgid?: number;
@@ -55,15 +61,19 @@ export interface Pending {
   spare?: Spare;
   /** The child said it took the request (ACK): only from then can anything of the run have run. */
   took: boolean;
-  open: Set<Stream>;
+  /** What must close (or come: `t`, a terminal run's master) before the run's end is said. */
+  open: Set<Stream | 't'>;
+  masterWait?: NodeJS.Timeout;
   ended: boolean;
   /** Spares that were gone before they took this run (it went to the next one). */
   retries: number;
+  /** What the run's stdin is (the request says it too). */
+  input?: 'pipe' | 'terminal';
 }
 
 /** Closes a spare's three connections (its child, waiting on one, ends at that). */
 export const hangUp = (sp: Spare): void => {
-  for (const s of [sp.status, sp.o, sp.e]) s?.destroy();
+  for (const s of [sp.status, sp.o, sp.e, sp.i]) s?.destroy();
 };
 
 /** What a spare's connections ask of the walls that keep it. */
@@ -110,10 +120,11 @@ export class SpareDoor {
       unname();
       const sp = this.host.spare(head.toString('latin1', 0, 32));
       const kind = head.toString('latin1', 32, 34);
-      if (!sp || !/^[soe]\n$/.test(kind) || sp[kind[0] === 's' ? 'status' : (kind[0] as Stream)]) {
+      if (!sp || !/^[soei]\n$/.test(kind) || sp[kind[0] === 's' ? 'status' : (kind[0] as Stream | 'i')]) {
         s.destroy();
         return;
       }
+      if (kind[0] === 'i') return this.attachInput(sp, s, head.length > 34);
       this.attach(sp, kind[0] as 's' | Stream, s, head.subarray(34));
     };
     s.on('data', onHead);
@@ -144,6 +155,17 @@ export class SpareDoor {
     });
     if (rest.length > 0) hear(rest);
     host.dispatch();
+  }
+
+  /** A pipe run's stdin: only a spare whose run asked for one, and it says nothing (its writing is shut down). */
+  private attachInput(sp: Spare, s: Socket, said: boolean): void {
+    const run = sp.run;
+    if (!run || run.input !== 'pipe' || run.ended || said) return void s.destroy();
+    sp.i = s;
+    // The child shut its writing down (its end is read only): that end is not the input's.
+    s.allowHalfOpen = true;
+    s.on('data', () => s.destroy());
+    run.events.stdin?.(s);
   }
 
   private attachStatus(sp: Spare, s: Socket, rest: Buffer): void {
@@ -177,11 +199,23 @@ export class SpareDoor {
   }
 }
 
-/** The run ends once its reaper said so and both of its streams have closed. */
+/**
+ * How long a terminal run that has ended may still wait for its master (sent on the terminal
+ * channel before the run's exec, so in practice there already), should its child have died first.
+ */
+const MASTER_WAIT_MS = 1000;
+
+/** The run ends once its reaper said so and both of its streams have closed (a terminal run's master come). */
 export function settleRun(run: Pending, host: Pick<SpareHost, 'again' | 'finish'>): void {
   if (run.ended || !run.spare) return;
   const r = parseReaper(run.spare.report);
   if (r.failed !== undefined) return host.finish(run, { failed: r.failed, ran: false, sandbox: false });
+  if (r.status !== undefined && run.open.size === 1 && run.open.has('t') && !run.masterWait) {
+    run.masterWait = setTimeout(() => {
+      run.open.delete('t');
+      settleRun(run, host);
+    }, MASTER_WAIT_MS);
+  }
   if (r.status === undefined || run.open.size > 0) return;
   // The child ended without taking the request (killed before it read it): nothing of it ran.
   if (!run.took) return host.again(run);

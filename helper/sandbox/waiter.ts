@@ -68,13 +68,22 @@ export function waiterCommand(w: WaiterProgram): { binds: string[]; command: str
  *   the child connects as `TOKENo` and `TOKENe` (stdout and stderr) and starts a session of its own.
  *   A fork that fails is answered `F TOKEN \n` on descriptor 3.
  * - A run is a request on its child's stdout connection (encodeRequest: 8 hex digits of length, then
- *   UMASK \0 CWD \0 SCRIPT \0 NAME=VALUE \0 ...), sent only to a child whose three connections are
+ *   INPUT \0 UMASK \0 CWD \0 SCRIPT \0 NAME=VALUE \0 ...), sent only to a child whose three connections are
  *   up: a connection that fails leaves nothing run. The child reads it, shuts that connection's
  *   reading down, writes ACK (the first byte of its stdout: it took the request) and execs /bin/sh
  *   -c SCRIPT with the exact cwd, umask and environment, the two connections as descriptors 1 and
  *   2, stdin /dev/null, nothing else open, every signal's disposition the default and none blocked.
  *   A chdir or exec that fails is written `C errno` / `E errno` (the child tells the reaper on a
  *   close-on-exec pipe), nothing run.
+ * - INPUT empty: stdin /dev/null. `p` (input pipe): stdin is a fourth connection the child makes
+ *   (`TOKENi`, its writing shut down), which the helper writes the run's input to and half-closes at
+ *   eof. `tCOLS,ROWS` (input terminal, the C waiter only; the perl one answers `T 95`): the child
+ *   opens a pseudo-terminal in the walls' own devpts (bwrap --dev), of that size, makes its slave
+ *   the controlling terminal of the session it leads, sends the master to the helper on the
+ *   terminal channel (descriptor 5, helper/native/fd-channel.c: `T TOKEN` with the master as
+ *   SCM_RIGHTS), closes the master, and execs with the slave as descriptors 0, 1 and 2 (its two
+ *   connections close at the exec). What fails is written `I errno` / `T errno`, nothing run. The
+ *   channel is close-on-exec, and the reaper closes its copy: no run ever holds it.
  * - The reaper waits for the child, then SIGKILLs whatever the run left (every orphan of the run is
  *   its child, setsid, nohup and double forks included; /proc is read only when some child is left)
  *   until it has no child at all, and only then writes `W STATUS` (the raw wait status) and exits.
@@ -100,12 +109,14 @@ sub shell_to_be { my ($t, $reaper, $fail) = @_;
   my $out = link_to($t . "o\n") or POSIX::_exit(125); my $err = link_to($t . "e\n") or POSIX::_exit(125); POSIX::setsid();
   my $n = readn($out, 8); POSIX::_exit(0) unless defined $n; $n =~ /^[0-9a-f]{8}$/ or POSIX::_exit(125);
   my $req = readn($out, hex $n); POSIX::_exit(125) unless defined $req; shutdown($out, 0); put($out, "A") or POSIX::_exit(125);
-  my ($um, $cwd, $script, @env) = split(/\0/, $req, -1); pop @env if @env && $env[-1] eq "";
-  defined $script or do { put($fail, "E 22\n"); POSIX::_exit(125) };
+  my ($inp, $um, $cwd, $script, @env) = split(/\0/, $req, -1); pop @env if @env && $env[-1] eq "";
+  defined $script or do { put($fail, "E 22\n"); POSIX::_exit(125) }; my $i;
+  if ($inp eq "p") { $i = link_to($t . "i\n") or do { put($fail, "I " . ($! + 0) . "\n"); POSIX::_exit(125) }; shutdown($i, 1) }
+  elsif ($inp ne "") { put($fail, ($inp =~ /^t/ ? "T" : "I") . " 95\n"); POSIX::_exit(125) }
   umask(oct $um) if $um ne "";
   chdir($cwd) or do { put($fail, "C " . ($! + 0) . "\n"); POSIX::_exit(125) };
   %ENV = map { my $i = index($_, "="); (substr($_, 0, $i), substr($_, $i + 1)) } grep { index($_, "=") > 0 } @env;
-  open(STDIN, "<", "/dev/null"); open(STDOUT, ">&", $out); open(STDERR, ">&", $err);
+  $i ? open(STDIN, "<&", $i) : open(STDIN, "<", "/dev/null"); open(STDOUT, ">&", $out); open(STDERR, ">&", $err);
   exec { "/bin/sh" } "/bin/sh", "-c", $script; put($fail, "E " . ($! + 0) . "\n"); POSIX::_exit(127) }
 sub reaper { my $t = shift; $SIG{CHLD} = "DEFAULT"; $SIG{PIPE} = "DEFAULT";
   syscall($prctl, 36, 1, 0, 0, 0) == 0 or exit 125; pipe(my $fr, my $fw) or exit 125; my $self = $$;
@@ -127,6 +138,8 @@ export const ACK = 'A';
 
 /** One run's request to its child (latin1 strings: one character per byte). */
 export interface WaiterRequest {
+  /** What its stdin is (absent: /dev/null). */
+  input?: { kind: 'pipe' } | { kind: 'terminal'; cols: number; rows: number };
   umask: number | undefined;
   cwd: string;
   script: string;
@@ -135,7 +148,9 @@ export interface WaiterRequest {
 
 /** The request as the child reads it: its length in 8 hex digits, then the NUL-separated fields (pure). */
 export function encodeRequest(r: WaiterRequest): Buffer {
+  const input = r.input === undefined ? '' : r.input.kind === 'pipe' ? 'p' : `t${r.input.cols},${r.input.rows}`;
   const fields = [
+    input,
     r.umask === undefined ? '' : r.umask.toString(8),
     r.cwd,
     Buffer.from(r.script, 'utf8').toString('latin1'),
@@ -152,17 +167,24 @@ export interface ReaperReport {
   status?: number;
 }
 
+/** What a child that ran nothing says failed (the reaper passes it on). */
+const FAILED = {
+  C: "the shell's current directory could not be entered",
+  E: '/bin/sh could not be executed',
+  I: "the run's input could not be connected in the sandbox",
+  T: "the run's terminal could not be made in the sandbox",
+} as const;
+
 export function parseReaper(text: string): ReaperReport {
   const r: ReaperReport = {};
   // Only whole lines: a chunk may end inside one (`W 38` of `W 3840`).
   for (const line of text.split('\n').slice(0, -1)) {
-    const m = /^([SCEW]) (\d{1,10})$/.exec(line);
+    const m = /^([SCEWIT]) (\d{1,10})$/.exec(line);
     if (!m) continue;
     const n = Number(m[2]);
     if (m[1] === 'S') r.pid = n;
     else if (m[1] === 'W') r.status = n;
-    else
-      r.failed ??= `${m[1] === 'C' ? "the shell's current directory could not be entered" : '/bin/sh could not be executed'} (errno ${n})`;
+    else r.failed ??= `${FAILED[m[1] as keyof typeof FAILED]} (errno ${n})`;
   }
   return r;
 }

@@ -8,7 +8,7 @@
 // kept pair's protocol) is helper/sandbox/spare.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
@@ -17,6 +17,7 @@ import { childrenOf } from '../../src/os/proc.js';
 import { encodeRequest, INNER_DIR, prefork, waiterCommand, type WaiterProgram, type WaiterRequest } from './waiter.js';
 import {
   hangUp,
+  settleRun,
   SpareDoor,
   type Pending,
   type Spare,
@@ -24,8 +25,8 @@ import {
   type WallsEnd,
   type WallsRunEvents,
 } from './spare.js';
-
 import { wallsDir } from './walls-dir.js';
+import { channelFor, expectMaster, forgetMaster } from './channel.js';
 
 export type { WallsEnd, WallsRunEvents } from './spare.js';
 
@@ -72,9 +73,12 @@ export class Walls {
   private lost = 0;
   private retired = false;
   closed = false;
+  /** Whether terminal runs can be walled here (the C waiter, and the terminal channel: helper/sandbox/channel.ts), or why not. */
+  readonly terminals: true | string;
   /** What the spares' connections ask of these walls (helper/sandbox/spare.ts). */
   private readonly host: SpareHost = {
-    spare: (token) => this.spares.get(token),
+    // A spare with a run is asked for too: a pipe run's child connects its stdin once it has its request.
+    spare: (token) => this.spares.get(token) ?? [...this.running].find((r) => r.spare?.token === token)?.spare,
     lose: (sp) => this.lose(sp),
     again: (run) => this.again(run),
     finish: (run, end) => this.finish(run, end),
@@ -106,10 +110,13 @@ export class Walls {
       }
     });
     const { binds, command } = waiterCommand(waiter);
+    const chan = channelFor(waiter);
+    this.terminals = typeof chan === 'number' ? true : chan;
     // The walls go through a descriptor (bwrap --args): a path that is not UTF-8 keeps its bytes.
     const walls = [...args, '--ro-bind', this.dir, INNER_DIR, ...binds];
     this.child = spawn(bwrap, ['--args', '4', ...command], {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+      // Descriptor 5: the terminal channel (helper/sandbox/channel.ts), for the C waiter.
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(typeof chan === 'number' ? [chan] : [])],
       detached: true,
       env: { PATH: '/usr/bin:/bin' },
     });
@@ -143,6 +150,7 @@ export class Walls {
       open: new Set(),
       ended: false,
       retries: 0,
+      ...(req.input ? { input: req.input.kind } : {}),
     };
     clearTimeout(this.idle);
     this.lost = 0;
@@ -215,12 +223,21 @@ export class Walls {
     clearTimeout(run.timer);
     sp.run = run;
     run.spare = sp;
-    run.open = new Set(['o', 'e']);
+    run.open = new Set(run.input === 'terminal' ? ['o', 'e', 't'] : ['o', 'e']);
     this.running.add(run);
+    if (run.input === 'terminal') expectMaster(sp.token, (fd) => this.master(run, sp, fd));
     sp.o!.write(run.request);
     if (sp.pgid !== undefined) run.events.started(sp.pgid);
     // A spare for the run after, should this one run long (a short one's end asks for it instead).
     this.preforkSoon(LONG_RUN_MS);
+  }
+
+  /** A terminal run's master, sent by its child on the terminal channel: the run's now. */
+  private master(run: Pending, sp: Spare, fd: number): void {
+    if (run.ended || run.spare !== sp || !run.events.terminal) return closeSync(fd);
+    run.events.terminal(fd);
+    run.open.delete('t');
+    settleRun(run, this.host);
   }
 
   /** A spare that ended or failed before it took a run: gone, and a run waiting gets another. */
@@ -244,6 +261,7 @@ export class Walls {
     const sp = run.spare;
     if (sp) {
       // What that spare's connections still say (their close) is no longer this run's.
+      forgetMaster(sp.token);
       sp.run = undefined;
       hangUp(sp);
     }
@@ -288,11 +306,15 @@ export class Walls {
     if (run.ended) return;
     run.ended = true;
     clearTimeout(run.timer);
+    clearTimeout(run.masterWait);
     const i = this.waiting.indexOf(run);
     if (i >= 0) this.waiting.splice(i, 1);
     this.running.delete(run);
     const sp = run.spare;
-    if (sp) hangUp(sp);
+    if (sp) {
+      forgetMaster(sp.token);
+      hangUp(sp);
+    }
     run.events.ended(end);
     if (this.spares.size === 0) this.preforkSoon(PREFORK_DELAY_MS);
     if (!this.busy) {

@@ -20,6 +20,8 @@ export interface FeedJob extends Watched {
   /** Its start event, kept to replay it to a watcher of this one run. */
   watchStart?: WatchEvent;
   run?: Watched['run'] & { stdout: StreamStore; stderr: StreamStore };
+  /** A pipe or terminal run's input: its newest bytes, replayed as the `in` stream. */
+  input?: Watched['input'] & { kept: StreamStore };
 }
 
 class Watcher {
@@ -155,12 +157,12 @@ export class WatchFeed {
     w.t.send(ev);
   }
 
-  /** What a job still keeps, for a watcher of that one run: its start, its kept output, its end. */
+  /** What a job still keeps, for a watcher of that one run: its start, its kept output and input, its end. */
   private replay(w: Watcher, job: FeedJob): void {
     const id = job.binding.run_id;
     if (job.watchStart) this.control(w, job.watchStart);
-    for (const stream of STREAMS) {
-      const store = job.run?.[stream];
+    for (const stream of [...STREAMS, 'stdin' as const]) {
+      const store = stream === 'stdin' ? (job.watchStart ? job.input?.kept : undefined) : job.run?.[stream];
       if (!store) continue;
       if (store.keptFrom > 0) w.missed.set(id + stream, store.keptFrom);
       for (let at = store.keptFrom; at < store.total;) {

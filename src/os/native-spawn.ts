@@ -25,6 +25,8 @@ interface Addon {
   ): [number, number, number, number];
   /** Whether a terminal's echo is on, read through its master; null when it cannot be read. */
   echo(masterFd: number): boolean | null;
+  /** A second descriptor of the same open file (close-on-exec), or -1. */
+  dup(fd: number): number;
 }
 
 /** A started process: its pid (also its session and group) and the helper's ends of its stdio (-1: none). */
@@ -126,4 +128,9 @@ export function nativeSpawn(
 /** Whether the terminal behind `masterFd` has echo on (null: unknown, or no native part). */
 export function terminalEcho(masterFd: number): boolean | null {
   return load()?.echo(masterFd) ?? null;
+}
+
+/** A second descriptor of the open file behind `fd` (close-on-exec), or -1 (also without the native part). */
+export function dupFd(fd: number): number {
+  return load()?.dup(fd) ?? -1;
 }

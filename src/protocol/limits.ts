@@ -21,6 +21,12 @@ export const MAX_BACKGROUND_RUNS = 8;
 export const MAX_INPUT_BYTES = 65536;
 /** Input given to a run but not yet delivered to it (a program that does not read), at most. */
 export const INPUT_BACKLOG_BYTES = 1024 * 1024;
+/**
+ * What a run keeps of the input it was given (its newest bytes), for `tmux-run watch --run ID`
+ * to show what the agent typed before the person started watching: in the helper's memory while
+ * the run is held, never in the audit trail or on disk.
+ */
+export const INPUT_REPLAY_BYTES = 64 * 1024;
 /** A terminal run's size when the call gives none. */
 export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 } as const;
 /** Lines a terminal run's emulator keeps above its screen (its memory is bounded by them and its size). */

@@ -51,6 +51,32 @@ describe('the person and a run that takes input', () => {
     expect(JSON.stringify(audit)).not.toContain('secret-word');
   });
 
+  it('watch --run replays the input the run was given before the watch began (kept in memory, escaped)', async () => {
+    const id = runIdOf(await start(mcp.client, listing, 'cat', { input: 'pipe' }));
+    const id8 = id.slice(0, 8);
+    await input(mcp.client, listing, id, 'given-before\x07\n');
+    const late = await scope.server.newPane();
+    await late.type(`NO_COLOR=1 ${process.execPath} ${CLI_BIN} watch --run ${id8}`, { enter: true });
+    const before = await late.waitFor((s) => / in +given-before/.test(s));
+    expect(
+      before
+        .split('\n')
+        .filter((l) => / in +/.test(l))
+        .map((l) => l.replace(/^.* in +/, '')),
+    ).toEqual(['given-before\\x07']);
+    // Then it follows the run: input given from now on, and the end.
+    await input(mcp.client, listing, id, 'given-after\n', { eof: true });
+    await finalOf(mcp.client, listing, id);
+    const after = await late.waitFor((s) => s.includes(`${id8} end`));
+    expect(
+      after
+        .split('\n')
+        .filter((l) => / in +/.test(l))
+        .map((l) => l.replace(/^.* in +/, '')),
+    ).toEqual(['given-before\\x07', 'given-after']);
+    expect(JSON.stringify(auditOf(scope.server, id))).not.toContain('given-before');
+  });
+
   it("ask mode's question says the run takes input, and what the agent sends is not asked about again", async () => {
     await typed(pane, 'TMUX_RUN_APPROVE=ask');
     await listedWhen(mcp.client, pane, (p) => p.mode === 'ask');

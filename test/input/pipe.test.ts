@@ -128,15 +128,16 @@ describe('input pipe', () => {
     expect(stop.error.code).toBe('output_limit_exceeded');
   });
 
-  it('is refused in a sandboxed pane (the walls do not take input yet): it fails closed, never unwalled', async () => {
+  it('runs walled in a sandboxed pane, pipe and terminal alike (test/sandbox/input has the rest)', async () => {
     await pane.run('TMUX_RUN_SANDBOX=read-only');
     for (const mode of ['pipe', 'terminal']) {
-      const r = await finalOf(
-        mcp.client,
-        listing,
-        runIdOf(await start(mcp.client, listing, 'echo ran', { input: mode })),
+      const id = runIdOf(
+        await start(mcp.client, listing, 'read -r l; touch ro-$$ 2>/dev/null || echo "refused $l"', { input: mode }),
       );
-      expect(r.error, mode).toMatchObject({ code: 'sandbox_unavailable', effects: { state: 'none' } });
+      await input(mcp.client, listing, id, mode === 'pipe' ? 'x\n' : 'x\r');
+      const r = await finalOf(mcp.client, listing, id);
+      expect(r.data.stdout.data, mode).toContain('refused x');
+      expect(r.data.completion, mode).toMatchObject({ state: 'exited', exit_status: 0 });
     }
     await pane.run('unset TMUX_RUN_SANDBOX');
   });

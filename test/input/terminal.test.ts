@@ -43,6 +43,19 @@ describe('input terminal', () => {
     expect(final.data.completion).toMatchObject({ state: 'exited', exit_status: 0 });
   });
 
+  it('keeps the terminal up until the run has exited: one that closes it first is not hung up (SIGHUP)', async () => {
+    // The end of output (EIO) comes when the run closes its terminal; closing the master then would
+    // SIGHUP the session while its leader still runs (cat closes its descriptors at ^D, then exits).
+    const script = 'echo bye; exec 0<&- 1>&- 2>&-; sleep 0.5; exit 7';
+    const final = await finalOf(
+      mcp.client,
+      listing,
+      runIdOf(await start(mcp.client, listing, script, { input: 'terminal' })),
+    );
+    expect(final.data.stdout.data).toBe('bye\r\n');
+    expect(final.data.completion).toMatchObject({ state: 'exited', exit_status: 7 });
+  });
+
   it('drives a Python REPL through input and reads it through the screen; exit() ends it with 0', async () => {
     const s = await start(mcp.client, listing, 'exec python3 -q', { input: 'terminal' });
     const id = runIdOf(s);

@@ -1,7 +1,9 @@
 // Runs in a Walls of helper/sandbox/walls.ts without tmux or a shell (the unit tests that drive
 // the real bwrap and waiter), and the processes kept walls hold between runs.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { InputFeed } from '../../helper/run/input-feed.js';
 import { Run, type RunOutcome } from '../../helper/run/runner.js';
+import { terminalEnv, type RunTerminal } from '../../helper/run/terminal.js';
 import type { Walls } from '../../helper/sandbox/walls.js';
 import { INNER_WAITER, prctlNumber, type WaiterProgram } from '../../helper/sandbox/waiter.js';
 import { NATIVE_WAITER } from '../../src/os/native-spawn.js';
@@ -19,8 +21,13 @@ export const TEST_WAITERS: readonly WaiterProgram[] = [
 /** The mounts of the tests' walls, before processWalls(). */
 export const TEST_MOUNTS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
 
-/** A started Run of `script` in `w` (cwd /, the given environment inside), as the helper starts one. */
-export function wallsRun(w: Walls, script: string, env: Record<string, string> = { PATH: '/usr/bin:/bin' }): Run {
+/** A started Run of `script` in `w` (cwd /, the given environment inside), as the helper starts one; with input when given. */
+export function wallsRun(
+  w: Walls,
+  script: string,
+  env: Record<string, string> = { PATH: '/usr/bin:/bin' },
+  io: { input?: InputFeed; terminal?: RunTerminal } = {},
+): Run {
   const r = new Run({
     script,
     cwd: '/',
@@ -28,7 +35,22 @@ export function wallsRun(w: Walls, script: string, env: Record<string, string> =
     umask: undefined,
     stdoutLimit: 65536,
     stderrLimit: 65536,
-    launcher: { pgid: w.pgid, launch: (s, umask, events) => w.run({ script: s, umask, cwd: '/', env }, events) },
+    ...(io.input ? { input: io.input, overflow: 'tail' as const } : {}),
+    ...(io.terminal ? { terminal: io.terminal } : {}),
+    launcher: {
+      pgid: w.pgid,
+      launch: (s, umask, events, stdin) =>
+        w.run(
+          {
+            script: s,
+            umask,
+            cwd: '/',
+            env: stdin?.kind === 'terminal' ? terminalEnv(env) : env,
+            ...(stdin ? { input: stdin } : {}),
+          },
+          events,
+        ),
+    },
   });
   r.start();
   return r;

@@ -139,6 +139,11 @@ export class HelperService {
     });
   }
 
+  /** Any job at all: queued, current, in the background, or a result still held (helper/dormancy.ts). */
+  hasWork(): boolean {
+    return this.jobs().length > 0;
+  }
+
   state(): 'idle' | 'busy' | 'running' | 'awaiting_approval' {
     if (this.current) return this.current.state === 'awaiting_approval' ? 'awaiting_approval' : 'running';
     return shellBusy(this.d.record.shell_pid) ? 'busy' : 'idle';

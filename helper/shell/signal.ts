@@ -207,6 +207,15 @@ export class SignalShell extends LineShell implements Shell {
     this.flush(true);
   }
 
+  /** D first: the helper goes dormant; the shell then starts one again on a wake (BASE.wake). */
+  dormant(): Promise<void> {
+    this.status = 'D';
+    this.request = [];
+    this.notice = undefined;
+    this.flush(true);
+    return Promise.resolve();
+  }
+
   protected write(line: string): void {
     if (this.closed) return;
     const kind = line.slice(0, 2);

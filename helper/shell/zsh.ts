@@ -87,6 +87,16 @@ export class ZshShell extends LineShell implements Shell {
    * has been handed to the FIFO (or after a short bound), so the process can exit right after.
    */
   fail(reason: string): Promise<void> {
+    return this.writeLast(`E ${reason.replace(/[\r\n]/g, ' ')}`);
+  }
+
+  /** Tells the shell this helper goes dormant: D (the shell then keeps the request FIFO open itself). */
+  dormant(): Promise<void> {
+    return this.writeLast('D');
+  }
+
+  /** Writes a last line; resolves once it is handed to the FIFO (or after a short bound), so the process can exit. */
+  private writeLast(line: string): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, 500);
       if (this.closed || !this.req) {
@@ -94,7 +104,7 @@ export class ZshShell extends LineShell implements Shell {
         resolve();
         return;
       }
-      this.req.write(`E ${reason.replace(/[\r\n]/g, ' ')}\n`, 'utf8', () => {
+      this.req.write(`${line}\n`, 'utf8', () => {
         clearTimeout(timer);
         resolve();
       });

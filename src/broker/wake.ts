@@ -1,0 +1,112 @@
+// The broker's wake: before a call that needs the helper of a dormant pane (a run, a start, a
+// wait, a cancel, an output read, input, a screen, attach), the pane's shell is asked to start it
+// again (src/enrollment/dormant.ts), and the call goes on once the new helper serves the same
+// enrollment under its own pid; before anything is sent. A listing never wakes a pane.
+import { lstatSync } from 'node:fs';
+import { recordPath } from '../enrollment/layout.js';
+import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
+import { readStatus } from '../enrollment/pane-status.js';
+import { askShell, dormantHelperGone, dormantShell, isDormant } from '../enrollment/dormant.js';
+import { procStat, statBusy } from '../os/proc.js';
+import type { Target, ToolResult } from './result.js';
+import { isRecord, resolveTarget, type Refuse } from './authorize.js';
+import { recordSocket, removeEnrollmentFiles } from './registry.js';
+
+/** How long a woken helper has to come up (the shell's own bound on a silent helper is 10 s). */
+export const WAKE_MS = 10_000;
+/** How long the shell has to start it while a command holds its prompt, before the call is refused shell_busy. */
+const BUSY_WAKE_MS = 1000;
+/** The shell is asked again this often while nothing has come up (a signal can be lost to bash's trap). */
+const REWAKE_MS = 150;
+const POLL_MS = 4;
+
+/** resolveTarget, then the wake when the pane is dormant: the record to talk to, or the refusal. */
+export async function resolveAwake(
+  dir: string,
+  target: Target,
+  refuse: Refuse,
+  after = '',
+): Promise<EnrollmentRecord | ToolResult> {
+  const rec = resolveTarget(dir, target, refuse, after);
+  return isRecord(rec) ? awaken(dir, rec, refuse) : rec;
+}
+
+/** `rec` itself when its pane is awake; when it is dormant, the record of the helper started again for it (or the refusal). */
+export async function awaken(
+  dir: string,
+  rec: EnrollmentRecord,
+  refuse: Refuse,
+): Promise<EnrollmentRecord | ToolResult> {
+  const status = readStatus(dir, rec);
+  if (!isDormant(status)) return rec;
+  const pane = rec.pane_id;
+  const shell = procStat(rec.shell_pid);
+  const fate = dormantShell(rec, status, shell);
+  if (fate !== 'same') {
+    removeEnrollmentFiles(dir, rec, undefined, 'broker');
+    return fate === 'gone'
+      ? refuse('not_enrolled', `pane ${pane}'s shell has exited (its helper was dormant); list panes again`)
+      : refuse(
+          'stale_generation',
+          `pane ${pane}'s shell was replaced (exec) while its helper was dormant: a new shell is a new enrollment; list panes again`,
+        );
+  }
+  const started = Date.now();
+  let asked = 0;
+  for (;;) {
+    const now = Date.now();
+    // Asked once the dormant helper has gone (its D is then in the channel before the U).
+    if (now - asked >= REWAKE_MS && dormantHelperGone(status, procStat(rec.helper_pid))) {
+      if (!askShell(dir, rec, 'U'))
+        return refuse(
+          'stale_generation',
+          `pane ${pane}'s shell no longer holds its enrollment's channel; list panes again`,
+        );
+      // A command holds the prompt: the wake waits for it (the U stays in the channel) and the call is refused.
+      if (statBusy(procStat(rec.shell_pid)) && (asked === 0 || now - started >= BUSY_WAKE_MS))
+        return refuse(
+          'shell_busy',
+          `pane ${pane}'s helper is dormant and a command runs in the foreground of its shell; the shell starts its helper at its next prompt: retry then`,
+        );
+      asked = now;
+    }
+    const woken = wokenRecord(dir, rec);
+    if (woken === null) {
+      const gone = dormantShell(rec, status, procStat(rec.shell_pid)) !== 'same';
+      return gone
+        ? refuse('not_enrolled', `pane ${pane}'s shell has exited (its helper was dormant); list panes again`)
+        : refuse(
+            'wake_failed',
+            `pane ${pane}'s helper was dormant and could not be started again (the pane says why; its enrollment has ended)`,
+          );
+    }
+    if (woken) return woken;
+    if (now - started >= WAKE_MS)
+      return refuse('wake_failed', `pane ${pane}'s helper was dormant and did not come up within ${WAKE_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/**
+ * The record once a new helper serves it (its pid in the record, its status awake, its socket
+ * there); undefined while not yet; null when the record is gone (the wake failed, or the
+ * enrollment ended).
+ */
+function wokenRecord(dir: string, rec: EnrollmentRecord): EnrollmentRecord | undefined | null {
+  let now: EnrollmentRecord;
+  try {
+    now = readRecord(recordPath(dir, rec.enrollment_generation));
+  } catch {
+    return null;
+  }
+  if (now.helper_pid === rec.helper_pid || now.generation !== rec.generation) return undefined;
+  const s = readStatus(dir, now);
+  const helper = procStat(now.helper_pid);
+  if (!s || isDormant(s) || !helper || helper.ppid !== now.shell_pid || helper.startTicks !== s.helper_start)
+    return undefined;
+  try {
+    return lstatSync(recordSocket(dir, now)).isSocket() ? now : undefined;
+  } catch {
+    return undefined;
+  }
+}

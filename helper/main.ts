@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => end('SIGTERM', 0));
   internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
   shell.ready(record.generation, enrollment);
-  const idleMs = idleSetting(woken !== undefined, (text) => shell.notify(text));
+  const idleMs = idleSetting(woken !== undefined, (text) => shell.tell(text));
   if (idleMs !== null) {
     const srv = server;
     watchIdle({

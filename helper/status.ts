@@ -4,7 +4,7 @@ import { writeStatus, type PaneStatus } from '../src/enrollment/pane-status.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { procStat } from '../src/os/proc.js';
 
-export type RunState = Pick<PaneStatus, 'run' | 'queued'>;
+export type RunState = Pick<PaneStatus, 'run' | 'queued' | 'admitted'>;
 
 export class StatusPublisher {
   private last = '';
@@ -90,6 +90,7 @@ export class StatusPublisher {
       helper_start: this.start,
       run: this.next.run,
       queued: this.next.queued,
+      ...(this.next.admitted ? { admitted: this.next.admitted } : {}),
       ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
     };
   }

@@ -388,7 +388,8 @@ _tmux_run_stop() {
 # _tmux_run_on_request: the zle -F widget; reads the helper's lines and answers each.
 # R/E: the helper's first line (_tmux_run_started). Q NONCE: answer K NONCE after writing cwd and
 # exported environment, or B NONCE REASON; in ask mode, ask the person first (_tmux_run_approve).
-# N TEXT: draw a notice with zle -M. X: the enrollment was revoked. The end of the FIFO: the helper
+# N TEXT: draw a notice with zle -M. S TEXT: say it once, notices on or off. D: the helper goes
+# dormant; U: a broker wakes it (below, "Dormant helpers"). X: the enrollment was revoked. The end of the FIFO: the helper
 # is gone. While a question is up, zle calls this widget again from inside the question's
 # `read -k`: it then only collects the lines, and the question reads what is its own.
 _tmux_run_on_request() {
@@ -421,6 +422,7 @@ _tmux_run_on_request() {
       (U) _tmux_run_wake ;;
       (Q\ *) _tmux_run_answer ${_tmux_run_line#Q } ;;
       (N\ *) _tmux_run_notes+=("${_tmux_run_line#N }") ;;
+      (S\ *) _tmux_run_say "${_tmux_run_line#S }" ;;
       (X*)
         _tmux_run_teardown
         _tmux_run_notes+=("tmux-run: this pane's enrollment was revoked")

@@ -207,6 +207,12 @@ export class SignalShell extends LineShell implements Shell {
     this.flush(true);
   }
 
+  /** S TEXT: the shell says it once (notices on or off), as the prompt probe's word. */
+  tell(text: string): void {
+    this.said = `S ${text}`;
+    this.flush(true);
+  }
+
   /** D first: the helper goes dormant; the shell then starts one again on a wake (BASE.wake). */
   dormant(): Promise<void> {
     this.status = 'D';

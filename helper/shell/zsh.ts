@@ -116,6 +116,11 @@ export class ZshShell extends LineShell implements Shell {
     this.write(`N ${text}`);
   }
 
+  /** S TEXT: said once above the prompt, notices on or off. */
+  tell(text: string): void {
+    this.write(`S ${text}`);
+  }
+
   /** Tells the shell its enrollment was revoked. */
   revoked(): void {
     this.write('X');

@@ -5,7 +5,8 @@
 import { lstatSync } from 'node:fs';
 import { recordPath } from '../enrollment/layout.js';
 import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
-import { readStatus } from '../enrollment/pane-status.js';
+import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
+import type { ErrorCode } from '../protocol/errors.js';
 import { askShell, dormantHelperGone, dormantShell, isDormant } from '../enrollment/dormant.js';
 import { procStat, statBusy } from '../os/proc.js';
 import type { Target, ToolResult } from './result.js';
@@ -31,6 +32,30 @@ export async function resolveAwake(
   return isRecord(rec) ? awaken(dir, rec, refuse) : rec;
 }
 
+/** Why a wake did not give a helper: the call's refusal. */
+interface NoWake {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Wakes in progress in this broker, by enrollment: concurrent calls share one, and go on in call order. */
+const waking = new Map<string, Promise<EnrollmentRecord | NoWake>>();
+/** How many calls wait for each wake in progress (a call's turn is its place among them). */
+const turns = new Map<string, number>();
+/** How long a call that waited for a wake waits for the runs before it to be admitted (a wait or output call admits none). */
+const TURN_MS = 300;
+
+/**
+ * Calls that waited for one wake go on in the order they came: the one in place `before` (0:
+ * the first) once the new helper has admitted as many runs (its status's `admitted`), or after
+ * TURN_MS, so that they reach its queue in call order, as they would have one after the other.
+ */
+async function myTurn(dir: string, rec: EnrollmentRecord, before: number): Promise<void> {
+  const until = Date.now() + TURN_MS;
+  while (before > 0 && (readStatus(dir, rec)?.admitted ?? 0) < before && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 2));
+}
+
 /** `rec` itself when its pane is awake; when it is dormant, the record of the helper started again for it (or the refusal). */
 export async function awaken(
   dir: string,
@@ -39,17 +64,42 @@ export async function awaken(
 ): Promise<EnrollmentRecord | ToolResult> {
   const status = readStatus(dir, rec);
   if (!isDormant(status)) return rec;
+  let wake = waking.get(rec.enrollment_generation);
+  if (!wake) {
+    wake = wakeOnce(dir, rec, status).finally(() => {
+      waking.delete(rec.enrollment_generation);
+      turns.delete(rec.enrollment_generation);
+    });
+    waking.set(rec.enrollment_generation, wake);
+  }
+  const turn = (turns.get(rec.enrollment_generation) ?? 0) + 1;
+  turns.set(rec.enrollment_generation, turn);
+  const out = await wake;
+  if ('code' in out) return refuse(out.code, out.message);
+  await myTurn(dir, out, turn - 1);
+  return out;
+}
+
+/** One wake of a dormant pane: the shell asked (again every REWAKE_MS) until the new helper serves, or the refusal. */
+async function wakeOnce(
+  dir: string,
+  rec: EnrollmentRecord,
+  status: PaneStatus & { shell_image: string },
+): Promise<EnrollmentRecord | NoWake> {
   const pane = rec.pane_id;
-  const shell = procStat(rec.shell_pid);
-  const fate = dormantShell(rec, status, shell);
+  const exited = {
+    code: 'not_enrolled',
+    message: `pane ${pane}'s shell has exited (its helper was dormant); list panes again`,
+  } as const;
+  const fate = dormantShell(rec, status, procStat(rec.shell_pid));
   if (fate !== 'same') {
     removeEnrollmentFiles(dir, rec, undefined, 'broker');
     return fate === 'gone'
-      ? refuse('not_enrolled', `pane ${pane}'s shell has exited (its helper was dormant); list panes again`)
-      : refuse(
-          'stale_generation',
-          `pane ${pane}'s shell was replaced (exec) while its helper was dormant: a new shell is a new enrollment; list panes again`,
-        );
+      ? exited
+      : {
+          code: 'stale_generation',
+          message: `pane ${pane}'s shell was replaced (exec) while its helper was dormant: a new shell is a new enrollment; list panes again`,
+        };
   }
   const started = Date.now();
   let asked = 0;
@@ -58,31 +108,32 @@ export async function awaken(
     // Asked once the dormant helper has gone (its D is then in the channel before the U).
     if (now - asked >= REWAKE_MS && dormantHelperGone(status, procStat(rec.helper_pid))) {
       if (!askShell(dir, rec, 'U'))
-        return refuse(
-          'stale_generation',
-          `pane ${pane}'s shell no longer holds its enrollment's channel; list panes again`,
-        );
-      // A command holds the prompt: the wake waits for it (the U stays in the channel) and the call is refused.
+        return {
+          code: 'stale_generation',
+          message: `pane ${pane}'s shell no longer holds its enrollment's channel; list panes again`,
+        };
+      // A command holds the prompt: the U waits in the channel for the next prompt, and the call is refused.
       if (statBusy(procStat(rec.shell_pid)) && (asked === 0 || now - started >= BUSY_WAKE_MS))
-        return refuse(
-          'shell_busy',
-          `pane ${pane}'s helper is dormant and a command runs in the foreground of its shell; the shell starts its helper at its next prompt: retry then`,
-        );
+        return {
+          code: 'shell_busy',
+          message: `pane ${pane}'s helper is dormant and a command runs in the foreground of its shell; the shell starts its helper at its next prompt: retry then`,
+        };
       asked = now;
     }
     const woken = wokenRecord(dir, rec);
-    if (woken === null) {
-      const gone = dormantShell(rec, status, procStat(rec.shell_pid)) !== 'same';
-      return gone
-        ? refuse('not_enrolled', `pane ${pane}'s shell has exited (its helper was dormant); list panes again`)
-        : refuse(
-            'wake_failed',
-            `pane ${pane}'s helper was dormant and could not be started again (the pane says why; its enrollment has ended)`,
-          );
-    }
+    if (woken === null)
+      return dormantShell(rec, status, procStat(rec.shell_pid)) !== 'same'
+        ? exited
+        : {
+            code: 'wake_failed',
+            message: `pane ${pane}'s helper was dormant and could not be started again (the pane says why; its enrollment has ended)`,
+          };
     if (woken) return woken;
     if (now - started >= WAKE_MS)
-      return refuse('wake_failed', `pane ${pane}'s helper was dormant and did not come up within ${WAKE_MS / 1000} s`);
+      return {
+        code: 'wake_failed',
+        message: `pane ${pane}'s helper was dormant and did not come up within ${WAKE_MS / 1000} s`,
+      };
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }

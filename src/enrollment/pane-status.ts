@@ -19,6 +19,8 @@ export interface PaneStatus {
   run: 'running' | 'awaiting_approval' | null;
   /** Runs waiting in the pane's queue. */
   queued: number;
+  /** Runs this helper admitted since it started (absent: none); a broker releases the calls that waited for a wake in order by it. */
+  admitted?: number;
   /** Why the screen check cannot serve the shell's prompt, once the helper found it (helper/shell/prompt-probe.ts). */
   prompt_refused?: string;
   /**
@@ -55,6 +57,7 @@ export function parseStatus(data: unknown): PaneStatus | undefined {
     Number.isSafeInteger(s.queued) &&
     (s.queued as number) >= 0 &&
     (s.prompt_refused === undefined || (typeof s.prompt_refused === 'string' && s.prompt_refused.length <= 2000)) &&
+    (s.admitted === undefined || (Number.isSafeInteger(s.admitted) && (s.admitted as number) >= 0)) &&
     (s.dormant === undefined || (s.dormant === true && typeof s.shell_image === 'string')) &&
     (s.shell_image === undefined || (typeof s.shell_image === 'string' && s.shell_image.length <= 64));
   return ok ? (s as unknown as PaneStatus) : undefined;

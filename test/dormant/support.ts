@@ -29,5 +29,13 @@ export async function waitDormant(pane: Pane, timeoutMs = 20_000): Promise<PaneL
   });
 }
 
-/** The pane's structured result's stdout text. */
-export const stdoutOf = (s: Record<string, any>): string => String(s?.result?.stdout?.text ?? s?.stdout?.text ?? '');
+/** How many helpers served the enrollment of `listing` so far (each logs its enrollment once). */
+export function helperStarts(dir: string, listing: { generation: string }): number {
+  return (
+    filesIn(dir)
+      .filter((f) => f.endsWith('.log'))
+      .map((f) => readFileSync(join(dir, f), 'utf8'))
+      .join('')
+      .split(`(generation ${listing.generation},`).length - 1
+  );
+}

@@ -14,6 +14,11 @@ import { parseIdle } from '../src/enrollment/idle-time.js';
 
 /** How often, at most, the helper looks whether it has been idle long enough. */
 const CHECK_MS = 1000;
+/**
+ * How long it still serves once its status says dormant: a broker that read the status just
+ * before connects within it (and it stays up); one that reads it now wakes it (src/broker/wake.ts).
+ */
+const GRACE_MS = 100;
 
 export interface DormancyDeps {
   idleMs: number;
@@ -24,6 +29,8 @@ export interface DormancyDeps {
   shellPid: number;
   /** Writes the dormant status (helper/status.ts); false when it could not. */
   sleep: (shellImage: string) => boolean;
+  /** Writes the awake status again (a call came within the grace). */
+  awake: () => void;
   /** Tells the shell (resolves once told, or after a short bound). */
   tellShell: () => Promise<void>;
   log: (m: string) => void;
@@ -44,15 +51,16 @@ export function watchIdle(d: DormancyDeps): () => void {
   let going = false;
   const check = (): void => {
     if (going) return;
-    d.server.getConnections((e, links) => {
+    void idleNow(d).then((idle) => {
       if (going) return;
-      if (e || links > 0 || d.hasWork()) {
-        lastBusy = Date.now();
-        return;
-      }
-      if (Date.now() - lastBusy < d.idleMs) return;
+      if (!idle) lastBusy = Date.now();
+      if (!idle || Date.now() - lastBusy < d.idleMs) return;
       going = true;
-      void goDormant(d);
+      void goDormant(d).then((gone) => {
+        if (gone) return;
+        going = false;
+        lastBusy = Date.now();
+      });
     });
   };
   const timer = setInterval(check, Math.min(CHECK_MS, d.idleMs));
@@ -60,14 +68,28 @@ export function watchIdle(d: DormancyDeps): () => void {
   return () => clearInterval(timer);
 }
 
-/** The steps of letting go, in order: the status first (a broker that looks now wakes it), then the socket, the shell, the exit. */
-async function goDormant(d: DormancyDeps): Promise<void> {
+/** No job and no link open (a watch, attach or broker link counts, kept ones too). */
+function idleNow(d: DormancyDeps): Promise<boolean> {
+  return new Promise((resolve) => d.server.getConnections((e, links) => resolve(!e && links === 0 && !d.hasWork())));
+}
+
+/**
+ * The steps of letting go, in order: the status first (a broker that looks now wakes it), a grace
+ * in which a call that came anyway keeps it up, then the socket, the shell, the exit. True once gone.
+ */
+async function goDormant(d: DormancyDeps): Promise<boolean> {
   const image = procStat(d.shellPid)?.image;
   // Not written (the enrollment is ending, or the disk is full): it stays up.
-  if (image === undefined || !d.sleep(image)) return;
+  if (image === undefined || !d.sleep(image)) return false;
+  await new Promise((r) => setTimeout(r, GRACE_MS));
+  if (!(await idleNow(d))) {
+    d.awake();
+    return false;
+  }
   d.log(`dormant: idle for ${Math.round(d.idleMs / 1000)} s; the shell starts a helper again when one is needed`);
   d.server.close();
   removeQuietly(d.sock);
   await d.tellShell();
   d.exit();
+  return true;
 }

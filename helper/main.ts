@@ -114,6 +114,7 @@ async function main(): Promise<void> {
 function sleeper(status: StatusPublisher, shell: Shell, journal: RunJournal) {
   return {
     sleep: (image: string) => status.sleep(image),
+    awake: () => status.awake(),
     tellShell: () => shell.dormant(),
     exit: () => {
       journal.remove();

@@ -62,6 +62,13 @@ export class StatusPublisher {
     }
   }
 
+  /** The dormancy did not happen after all (a call came in its last moment): the status says awake again. */
+  awake(): void {
+    this.closed = false;
+    this.last = '';
+    this.flush();
+  }
+
   /** No more writes: the enrollment is ending and its files go (the status with them). */
   close(): void {
     this.closed = true;

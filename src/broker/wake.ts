@@ -120,6 +120,9 @@ async function wakeOnce(
         };
       asked = now;
     }
+    // Awake again, the same helper (a call came in its last moment, before it went).
+    const again = readStatus(dir, rec);
+    if (again && !isDormant(again) && !dormantHelperGone(again, procStat(rec.helper_pid))) return rec;
     const woken = wokenRecord(dir, rec);
     if (woken === null)
       return dormantShell(rec, status, procStat(rec.shell_pid)) !== 'same'

@@ -21,11 +21,14 @@ export async function waitDormant(pane: Pane, timeoutMs = 20_000): Promise<PaneL
     },
     timeoutMs,
     `pane ${pane.id} dormant with no helper`,
-  ).catch((e: Error) => {
+  ).catch(async (e: Error) => {
+    const screen = await pane.capture().catch(() => '?');
     const logs = filesIn(dir)
       .filter((f) => f.endsWith('.log') || f.endsWith('.status'))
       .map((f) => `${f}: ${readFileSync(join(dir, f), 'utf8')}`);
-    throw new Error(`${e.message}; files: ${filesIn(dir).join(' ')}; ${logs.join('; ')}`, { cause: e });
+    throw new Error(`${e.message}; files: ${filesIn(dir).join(' ')}; ${logs.join('; ')}; screen:\n${screen}`, {
+      cause: e,
+    });
   });
 }
 

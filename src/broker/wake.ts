@@ -13,8 +13,8 @@ import type { Target, ToolResult } from './result.js';
 import { isRecord, resolveTarget, type Refuse } from './authorize.js';
 import { recordSocket, removeEnrollmentFiles } from './registry.js';
 
-/** How long a woken helper has to come up (the shell's own bound on a silent helper is 10 s). */
-export const WAKE_MS = 10_000;
+/** How long a woken helper has to come up (the shell's own bound on a silent one is 10 s: it says so first). */
+export const WAKE_MS = 12_000;
 /** How long the shell has to start it while a command holds its prompt, before the call is refused shell_busy. */
 const BUSY_WAKE_MS = 1000;
 /** The shell is asked again this often while nothing has come up (a signal can be lost to bash's trap). */
@@ -42,18 +42,28 @@ interface NoWake {
 const waking = new Map<string, Promise<EnrollmentRecord | NoWake>>();
 /** How many calls wait for each wake in progress (a call's turn is its place among them). */
 const turns = new Map<string, number>();
-/** How long a call that waited for a wake waits for the runs before it to be admitted (a wait or output call admits none). */
-const TURN_MS = 300;
+/** How long a call that waited for a wake waits for the next run before it to be admitted (a wait or output call admits none). */
+const TURN_MS = 1000;
 
 /**
  * Calls that waited for one wake go on in the order they came: the one in place `before` (0:
- * the first) once the new helper has admitted as many runs (its status's `admitted`), or after
- * TURN_MS, so that they reach its queue in call order, as they would have one after the other.
+ * the first) once the new helper has admitted as many more runs (its status's `admitted`), or
+ * after TURN_MS without one, so that they reach its queue in call order, as they would have one
+ * after the other. (Runs another broker sends meanwhile count too: between brokers no order holds.)
  */
 async function myTurn(dir: string, rec: EnrollmentRecord, before: number): Promise<void> {
-  const until = Date.now() + TURN_MS;
-  while (before > 0 && (readStatus(dir, rec)?.admitted ?? 0) < before && Date.now() < until)
+  if (before === 0) return;
+  // (Counted from what it had admitted when they resumed: another broker's runs may be there too.)
+  const base = readStatus(dir, rec)?.admitted ?? 0;
+  let seen = -1;
+  let until = 0;
+  for (;;) {
+    const admitted = (readStatus(dir, rec)?.admitted ?? 0) - base;
+    if (admitted >= before) return;
+    if (admitted > seen) [seen, until] = [admitted, Date.now() + TURN_MS];
+    if (Date.now() >= until) return;
     await new Promise((r) => setTimeout(r, 2));
+  }
 }
 
 /** `rec` itself when its pane is awake; when it is dormant, the record of the helper started again for it (or the refusal). */
@@ -103,6 +113,7 @@ async function wakeOnce(
   }
   const started = Date.now();
   let asked = 0;
+  let busyBefore = false;
   for (;;) {
     const now = Date.now();
     // Asked once the dormant helper has gone (its D is then in the channel before the U).
@@ -112,13 +123,16 @@ async function wakeOnce(
           code: 'stale_generation',
           message: `pane ${pane}'s shell no longer holds its enrollment's channel; list panes again`,
         };
-      // A command holds the prompt: the U waits in the channel for the next prompt, and the call is refused.
-      if (statBusy(procStat(rec.shell_pid)) && (asked === 0 || now - started >= BUSY_WAKE_MS))
+      // A command holds the prompt (at two asks in a row: not a moment of the shell's own), or has
+      // for BUSY_WAKE_MS: the U waits in the channel for the next prompt, and the call is refused.
+      const busy = statBusy(procStat(rec.shell_pid));
+      if (busy && (busyBefore || now - started >= BUSY_WAKE_MS))
         return {
           code: 'shell_busy',
           message: `pane ${pane}'s helper is dormant and a command runs in the foreground of its shell; the shell starts its helper at its next prompt: retry then`,
         };
       asked = now;
+      busyBefore = busy;
     }
     // Awake again, the same helper (a call came in its last moment, before it went).
     const again = readStatus(dir, rec);

@@ -77,6 +77,7 @@ export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [
   CHANNEL.snapshot,
   CHANNEL.log,
   CHANNEL.traps,
+  CHANNEL.wake,
 ];
 /** The suffixes bash's channel uses (shell/tmux-run.bash): the signal-woken ones and its check. */
 export const BASH_CHANNEL_SUFFIXES: readonly string[] = [...SIGNAL_CHANNEL_SUFFIXES, CHANNEL.check];

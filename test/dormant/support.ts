@@ -42,3 +42,12 @@ export function helperStarts(dir: string, listing: { generation: string }): numb
       .split(`(generation ${listing.generation},`).length - 1
   );
 }
+
+/** What the registry's logs and the pane's screen say (for a failure's message). */
+export async function explain(pane: Pane): Promise<string> {
+  const dir = pane.server.registryDir;
+  const logs = filesIn(dir)
+    .filter((f) => f.endsWith('.log') || f.endsWith('.status'))
+    .map((f) => `${f}: ${readFileSync(join(dir, f), 'utf8')}`);
+  return `files: ${filesIn(dir).join(' ')}\n${logs.join('\n')}\nscreen:\n${await pane.capture().catch(() => '?')}`;
+}

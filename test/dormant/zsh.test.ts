@@ -10,7 +10,7 @@ import { callRun, listedPanes, startMcp } from '../support/mcp.js';
 import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/waiting.js';
 import { runIdOf, start, wait } from '../long/support.js';
-import { helperStarts, IDLE_S, waitDormant } from './support.js';
+import { explain, helperStarts, IDLE_S, waitDormant } from './support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });
 
@@ -50,21 +50,31 @@ describe('a dormant zsh pane', () => {
     const pane = await server.newPane();
     const listing = await enroll(pane);
     await waitDormant(pane);
-    const [a, b] = [await startMcp(server), await startMcp(server)];
+    const a = await startMcp(server);
     try {
       const calls = ['1', '2', '3'].map((n) => callRun(a.client, listing, `echo ${n} >> order; echo ${n}`));
-      const other = callRun(b.client, listing, 'echo other');
-      const results = await Promise.all([...calls, other]);
-      const logs = filesIn(server.registryDir)
-        .filter((f) => f.endsWith('.log'))
-        .map((f) => readFileSync(join(server.registryDir, f), 'utf8'));
-      for (const r of results) expect(r.isError, JSON.stringify(r.structured) + logs.join('\n')).toBe(false);
+      for (const r of await Promise.all(calls))
+        expect(r.isError, JSON.stringify(r.structured) + (r.isError ? await explain(pane) : '')).toBe(false);
       expect(readFileSync(join(server.home, 'order'), 'utf8')).toBe('1\n2\n3\n');
-      expect(helperChildren(await pane.shellPid())).toHaveLength(1);
-      expect(helperStarts(server.registryDir, listing)).toBe(2); // the first, and one wake
     } finally {
       await a.close();
+    }
+    await waitDormant(pane);
+    const [b, c] = [await startMcp(server), await startMcp(server)];
+    try {
+      const both = await Promise.all([callRun(b.client, listing, 'echo b'), callRun(c.client, listing, 'echo c')]);
+      const why = both.some((r) => r.isError)
+        ? JSON.stringify(both.map((r) => r.structured)) + (await explain(pane))
+        : '';
+      expect(
+        both.map((r) => r.structured.data?.stdout?.data),
+        why,
+      ).toEqual(['b\n', 'c\n']);
+      expect(helperChildren(await pane.shellPid())).toHaveLength(1);
+      expect(helperStarts(server.registryDir, listing)).toBe(3); // the first, and one for each wake
+    } finally {
       await b.close();
+      await c.close();
     }
   });
 

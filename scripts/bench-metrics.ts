@@ -10,6 +10,7 @@ import type { WallsBench } from './bench-walls.js';
 import type { WatchCost } from './bench-watch.js';
 import type { InputBench } from './bench-input.js';
 import type { LightCost } from './bench-light.js';
+import type { DormantCost } from './bench-dormant.js';
 import type { PromptCost } from './bench-zsh.js';
 
 export interface HelperMetrics {
@@ -75,4 +76,6 @@ export interface Metrics {
   shells?: ShellsCost;
   /** The listing and the helpers' memory at rest at 1 and at 20 panes (scripts/bench-light.ts). */
   light?: LightCost;
+  /** The same with every helper dormant, and a dormant pane's first run (scripts/bench-dormant.ts). */
+  dormant?: DormantCost;
 }

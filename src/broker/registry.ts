@@ -29,6 +29,9 @@ import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../enrollment/dormant.js';
 import type { AuditLog } from '../audit/audit-log.js';
 
+/** A listed pane whose helper runs (not dormant): what enrolling one gives. */
+export type AwakeListing = PaneListing & { helper_pid: number };
+
 /** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
 export interface PaneListing {
   pane_id: string;

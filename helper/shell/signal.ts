@@ -11,8 +11,9 @@
 //              the shell never reads half of it. Lines, each ended by \n, in this order:
 //                R GENERATION ENROLLMENT   the helper is ready (32 hex each), or
 //                E REASON                  enrollment failed (one line of text), or
-//                X                         the enrollment was revoked;
-//              (exactly one of these three first; none before the helper's first word: no file)
+//                X                         the enrollment was revoked, or
+//                D                         the helper goes dormant (helper/dormancy.ts) and exits;
+//              (exactly one of these four first; none before the helper's first word: no file)
 //                Q NONCE                   a request is out (32 hex, fresh for each request);
 //                                          at most one; absent when none is out
 //                P NONCE RUNID DIGEST BYTES LINES PREVIEW
@@ -52,6 +53,9 @@
 //   BASE.mode  shell -> helper: `M ask|auto SANDBOX\n` (SANDBOX: off, workspace, workspace+net,
 //              read-only, invalid), rewritten at a prompt when it changed; read by the helper
 //              when a listing asks (informational: the shell decides at each run).
+//   BASE.wake  broker -> a dormant pane's shell: `U\n` (start the helper again: TMUX_RUN_WAKE names
+//              the enrollment in its environment, helper/wake.ts) or `X\n` (revoked), then SIGWINCH
+//              (src/enrollment/dormant.ts); the shell empties it once read.
 //   BASE.log   the helper's stdout and stderr (made by the shell when it starts the helper).
 //   BASE.trap  scratch file of the shell's (bash: `trap -p` read back without a fork).
 //

@@ -16,15 +16,13 @@ import { LinkLimit } from '../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
 import type { HelperService } from './service.js';
 import { BUILD_ID } from '../src/protocol/build.js';
+import { log } from './log.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
 export class EnrollError extends Error {}
 
 /** Links served at once; over it, a link that has not sent a whole request yet makes room. */
 const MAX_CONNECTIONS = 64;
-export const log = (msg: string): void => {
-  process.stderr.write(`${new Date().toISOString()} tmux-run-helper[${process.pid}]: ${msg}\n`);
-};
 
 /** The request FIFO's write end the shell starts the helper with (shell/tmux-run.zsh). */
 const STARTUP_FD = 9;

@@ -138,16 +138,17 @@ async function firstRuns(m: number, cost: DormantCost): Promise<void> {
         try {
           await panesCall(mcp.client);
           const shell = SHELLS[i]!;
-          let ok = false;
+          let failed = '';
+          const check = (r: Awaited<ReturnType<typeof callRun>>): void => {
+            if (r.isError) failed ||= JSON.stringify(r.structured).slice(0, 400);
+          };
           (cost.first_run_ms[shell] ??= []).push(
-            await timed(async () => (ok = !(await callRun(mcp.client, listing, 'true')).isError)),
+            await timed(async () => check(await callRun(mcp.client, listing, 'true'))),
           );
           (cost.next_run_ms[shell] ??= []).push(
-            await timed(async () => {
-              ok &&= !(await callRun(mcp.client, listing, 'true')).isError;
-            }),
+            await timed(async () => check(await callRun(mcp.client, listing, 'true'))),
           );
-          if (!ok) throw new Error(`a run in the ${shell} pane failed`);
+          if (failed) throw new Error(`a run in the ${shell} pane failed: ${failed}`);
         } finally {
           await mcp.close();
         }

@@ -10,6 +10,7 @@ import type { WallsBench } from './bench-walls.js';
 import type { WatchCost } from './bench-watch.js';
 import type { InputBench } from './bench-input.js';
 import type { LightCost } from './bench-light.js';
+import type { StartCost } from './bench-start.js';
 import type { DormantCost } from './bench-dormant.js';
 import type { PromptCost } from './bench-zsh.js';
 
@@ -76,6 +77,8 @@ export interface Metrics {
   shells?: ShellsCost;
   /** The listing and the helpers' memory at rest at 1 and at 20 panes (scripts/bench-light.ts). */
   light?: LightCost;
+  /** A helper's own start: from its modules, its bundle, its bundle with the code cache (scripts/bench-start.ts). */
+  start?: StartCost;
   /** The same with every helper dormant, and a dormant pane's first run (scripts/bench-dormant.ts). */
   dormant?: DormantCost;
 }

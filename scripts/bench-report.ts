@@ -16,6 +16,7 @@ import { PACE_MS, wallsBenchLines } from './bench-walls.js';
 import { watchCostLines } from './bench-watch.js';
 import { inputLines } from './bench-input.js';
 import { lightCostLines } from './bench-light.js';
+import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
 
@@ -43,6 +44,7 @@ export function report(m: Metrics): void {
     ...(m.watch ? watchCostLines(m.watch) : []),
     ...(m.input ? inputLines(m.input) : []),
     ...(m.light ? lightCostLines(m.light) : []),
+    ...(m.start ? startCostLines(m.start) : []),
     ...(m.dormant ? dormantCostLines(m.dormant) : []),
     ...traceLines(m),
     '',

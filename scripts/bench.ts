@@ -18,7 +18,7 @@
 // This file only assembles the sections, in order; each lives in scripts/bench-<section>.ts:
 // bench-core (enrollment, server start, round trip, memory, rates, output sizes), bench-enroll,
 // bench-fish, bench-zsh, bench-shells, bench-output (tmux_run_output), bench-spawn, bench-sandbox,
-// bench-walls, bench-watch, bench-light (listing, idle helpers), bench-trace; bench-calls drives the product, bench-floor is the floor,
+// bench-walls, bench-watch, bench-light (listing, idle helpers), bench-start (a helper's own start), bench-trace; bench-calls drives the product, bench-floor is the floor,
 // bench-common holds the options and statistics, bench-report prints the tables.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -43,6 +43,7 @@ import { tracedSection } from './bench-trace.js';
 import { wallsBench } from './bench-walls.js';
 import { watchCost } from './bench-watch.js';
 import { lightCost } from './bench-light.js';
+import { startCost } from './bench-start.js';
 import { dormantCost } from './bench-dormant.js';
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
@@ -115,6 +116,10 @@ try {
     'the listing and the helpers at rest, at 1 and 20 panes, each on a server of its own (scripts/bench-light.ts)',
   );
   m.light = await lightCost(QUICK ? 4 : 20, QUICK ? 10 : 40);
+  progress(
+    "a helper's own start: from its modules, its bundle, its bundle and code cache, in turn (scripts/bench-start.ts)",
+  );
+  m.start = await startCost(QUICK ? 3 : 15);
   progress("the same, every helper dormant, and a dormant pane's first run in each shell (scripts/bench-dormant.ts)");
   m.dormant = await dormantCost(QUICK ? 4 : 20, QUICK ? 10 : 40, QUICK ? 2 : 5);
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);

@@ -1,6 +1,7 @@
 // The helper stays small: the sandbox's modules (and bwrap's) load only when a sandboxed run comes.
-// Every module a helper loads at start is reached by static imports from helper/main.ts; none of
-// them may import the sandbox code except as types (erased when built) or through import().
+// Every module a helper loads at start is reached by static imports from helper/helper.ts (which
+// helper/main.ts loads); none of them may import the sandbox code except as types (erased when
+// built) or through import(), which the helper's bundle keeps lazy too (scripts/build-helper.mjs).
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -36,7 +37,7 @@ function valueImports(file: string): string[] {
 describe('the sandbox loads lazily', () => {
   it('no module a helper loads at start imports the sandbox code', () => {
     const seen = new Set<string>();
-    const queue = [join(ROOT, 'helper', 'main.ts')];
+    const queue = [join(ROOT, 'helper', 'helper.ts')];
     while (queue.length > 0) {
       const f = queue.pop()!;
       if (seen.has(f)) continue;

@@ -1,0 +1,1 @@
+export declare function helperFlags(shell?: 'zsh' | 'bash' | 'fish'): string[];

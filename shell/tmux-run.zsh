@@ -776,6 +776,10 @@ _tmux_run_sleep() {
   local keep=
   sysopen -w -o cloexec,nonblock -u keep -- $_tmux_run_base.req 2>/dev/null || return 0
   typeset -g _tmux_run_keep_fd=$keep _tmux_run_dormant=1 _tmux_run_mode_sent=
+  # zle stops watching a descriptor once it reported its hang-up: the helper waits for this Z
+  # before it exits (so the hang-up never comes), and a D read at a prompt watches it again.
+  print -rn -u $_tmux_run_rsp_fd -- $'Z\n' 2>/dev/null
+  zle -F -w $_tmux_run_req_fd _tmux_run_on_request 2>/dev/null
   return 0
 }
 

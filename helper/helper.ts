@@ -13,12 +13,15 @@ import { RunJournal } from '../src/enrollment/run-journal.js';
 import { checkPlace, EnrollError, endings, listen, liveness, makeRecord, openShell, parseArgs } from './start.js';
 import { log } from './log.js';
 import type { Shell } from './shell/shell.js';
+import { wakeEnrollment, wakeRecord } from './wake.js';
+import { idleSetting, watchIdle } from './dormancy.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  const woken = wakeEnrollment();
   const shell = await openShell(args);
   const ending = endings(args, shell);
   const { made, abandon, fail } = ending;
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
     abandon(`its shell (pid ${args.shellPid}) is gone`);
   }
   const place = await checkPlace(args, fail);
-  const { record, secret } = makeRecord(args, place, shell, fail);
+  const { record, secret } = woken ? wakeRecord(args, place, woken, fail) : makeRecord(args, place, shell, fail);
   const { dir } = place;
   const enrollment = record.enrollment_generation;
   const sock = record.socket;
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
   shell.onclose = () => end('the shell closed its channel', 0);
   shell.onPromptRefused = (reason) => status.refusePrompt(reason);
 
+  if (woken) removeQuietly(sock); // the dormant helper's, if it could not remove it
   made.push(sock);
   server = await listen(service, sock, fail);
   made.push(statusPath(dir, enrollment), recordPath(dir, enrollment));
@@ -84,9 +88,37 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => end('SIGTERM', 0));
   internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
   shell.ready(record.generation, enrollment);
+  const idleMs = idleSetting(woken !== undefined, (text) => shell.tell(text));
+  if (idleMs !== null) {
+    const srv = server;
+    watchIdle({
+      idleMs,
+      hasWork: () => service.hasWork(),
+      server: srv,
+      sock,
+      shellPid,
+      log,
+      ...sleeper(status, shell, journal),
+    });
+  }
   // Start-up leaves garbage the helper will never need; collect it once the pane is enrolled.
   setTimeout(() => globalThis.gc?.(), 1000).unref();
   log(`enrolled pane ${place.paneId} (generation ${record.generation}, shell ${shellPid}), ${startCost()}`);
+}
+
+/** How a helper goes dormant: its status says so, the shell is told, the run journal (empty) goes, it exits. */
+function sleeper(status: StatusPublisher, shell: Shell, journal: RunJournal) {
+  return {
+    sleep: (image: string) => status.sleep(image),
+    awake: () => status.awake(),
+    tellShell: () => shell.dormant(),
+    exit: () => {
+      journal.remove();
+      shell.onclose = undefined; // the channel stays the shell's: this is no end of the enrollment
+      shell.close();
+      setTimeout(() => process.exit(0), 20);
+    },
+  };
 }
 
 /** What ending an enrollment needs. */

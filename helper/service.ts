@@ -50,6 +50,8 @@ export interface ServiceDeps {
 
 export class HelperService {
   private queue: Job[] = [];
+  /** Runs admitted since this helper started (its status says so: src/broker/wake.ts orders calls by it). */
+  private admitted = 0;
   private current: Job | undefined;
   /** Background runs that gave up the queue once spawned, until they end. */
   private readonly background = new BackgroundRuns<Job>();
@@ -136,8 +138,12 @@ export class HelperService {
     this.d.status?.({
       run: cur ? (cur.state === 'awaiting_approval' ? 'awaiting_approval' : 'running') : null,
       queued: this.queue.length,
+      admitted: this.admitted,
     });
   }
+
+  /** Any job at all: queued, current, in the background, or a result still held (helper/dormancy.ts). */
+  hasWork = (): boolean => this.jobs().length > 0;
 
   state(): 'idle' | 'busy' | 'running' | 'awaiting_approval' {
     if (this.current) return this.current.state === 'awaiting_approval' ? 'awaiting_approval' : 'running';
@@ -198,6 +204,7 @@ export class HelperService {
     if (!job) return undefined;
     const b = job.binding;
     this.queue.push(job);
+    this.admitted++;
     t.send({
       type: 'queued',
       run_id: b.run_id,

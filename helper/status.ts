@@ -4,7 +4,7 @@ import { writeStatus, type PaneStatus } from '../src/enrollment/pane-status.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { procStat } from '../src/os/proc.js';
 
-export type RunState = Pick<PaneStatus, 'run' | 'queued'>;
+export type RunState = Pick<PaneStatus, 'run' | 'queued' | 'admitted'>;
 
 export class StatusPublisher {
   private last = '';
@@ -39,6 +39,36 @@ export class StatusPublisher {
     this.set(this.next);
   }
 
+  /**
+   * The helper goes dormant (helper/dormancy.ts): the status says so, with the shell's program
+   * image, written at once; nothing is written after it. False when it could not be written.
+   */
+  sleep(shellImage: string): boolean {
+    if (this.closed) return false;
+    this.closed = true;
+    try {
+      writeStatus(this.dir, this.record.enrollment_generation, {
+        ...this.current(),
+        run: null,
+        queued: 0,
+        dormant: true,
+        shell_image: shellImage,
+      });
+      return true;
+    } catch (e) {
+      this.log(`cannot publish the pane's dormant status: ${(e as Error).message}`);
+      this.closed = false;
+      return false;
+    }
+  }
+
+  /** The dormancy did not happen after all (a call came in its last moment): the status says awake again. */
+  awake(): void {
+    this.closed = false;
+    this.last = '';
+    this.flush();
+  }
+
   /** No more writes: the enrollment is ending and its files go (the status with them). */
   close(): void {
     this.closed = true;
@@ -47,15 +77,7 @@ export class StatusPublisher {
   /** Writes the current state at once when it changed (the first time: always). */
   flush(): void {
     if (this.closed) return;
-    const status: PaneStatus = {
-      version: 1,
-      generation: this.record.generation,
-      helper_pid: process.pid,
-      helper_start: this.start,
-      run: this.next.run,
-      queued: this.next.queued,
-      ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
-    };
+    const status = this.current();
     const text = JSON.stringify(status);
     if (text === this.last) return;
     try {
@@ -65,5 +87,18 @@ export class StatusPublisher {
       // A listing then asks the helper instead (a full disk must not stop a run).
       this.log(`cannot publish the pane's status: ${(e as Error).message}`);
     }
+  }
+
+  private current(): PaneStatus {
+    return {
+      version: 1,
+      generation: this.record.generation,
+      helper_pid: process.pid,
+      helper_start: this.start,
+      run: this.next.run,
+      queued: this.next.queued,
+      ...(this.next.admitted ? { admitted: this.next.admitted } : {}),
+      ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
+    };
   }
 }

@@ -3,7 +3,7 @@
 // by the client, and a closed loop of them.
 import { readdirSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { listEnrolled, type PaneListing } from '../src/broker/registry.js';
+import { listEnrolled, type AwakeListing, type PaneListing } from '../src/broker/registry.js';
 import { monotonicMs } from '../src/protocol/trace.js';
 import { callRun } from '../test/support/mcp.js';
 import type { Pane } from '../test/support/pane.js';
@@ -16,7 +16,7 @@ import { now } from './bench-common.js';
  * Types `source SNIPPET` into a pane at its prompt; resolves the listing and the milliseconds
  * from the Enter key to a tmux-run listing that shows the pane (the listing's own cost included).
  */
-export async function enroll(pane: Pane, registryDir: string): Promise<{ listing: PaneListing; ms: number }> {
+export async function enroll(pane: Pane, registryDir: string): Promise<{ listing: AwakeListing; ms: number }> {
   const recordFiles = (): string[] => readdirSync(registryDir).filter((n) => /^[a-f0-9]{32}\.json$/.test(n));
   await pane.waitForPrompt();
   const before = new Set(recordFiles());
@@ -25,7 +25,8 @@ export async function enroll(pane: Pane, registryDir: string): Promise<{ listing
   await pane.type('', { enter: true });
   await waitUntil(() => recordFiles().some((n) => !before.has(n)), 10000, `the enrollment record of ${pane.id}`, 2);
   const listing = await waitUntil(
-    async () => (await listEnrolled(registryDir)).find((p) => p.pane_id === pane.id),
+    async () =>
+      (await listEnrolled(registryDir)).find((p): p is AwakeListing => p.pane_id === pane.id && p.helper_pid !== null),
     10000,
     `${pane.id} to be listed`,
     2,

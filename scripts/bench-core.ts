@@ -4,7 +4,7 @@
 // four, and outputs of 64 KiB and 256 KiB beside their floors.
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { PaneListing } from '../src/broker/registry.js';
+import type { AwakeListing } from '../src/broker/registry.js';
 import type { McpOptions } from '../test/support/mcp.js';
 import type { Pane } from '../test/support/pane.js';
 import { cpuMs } from '../test/support/processes.js';
@@ -81,7 +81,7 @@ export async function serverStarts(scope: Scope, brokerOptions: McpOptions, m: F
  */
 export async function roundTrip(
   c: Client,
-  one: PaneListing,
+  one: AwakeListing,
   brokerPid: number | null,
   server: Scope['server'],
   m: Figures,
@@ -119,7 +119,7 @@ export async function roundTrip(
  */
 export async function helperMemory(
   c: Client,
-  one: PaneListing,
+  one: AwakeListing,
   seen: { start: ProcStatus; warm: ProcStatus },
   brokerRss: () => number | undefined,
   m: Figures,
@@ -159,7 +159,7 @@ export async function helperMemory(
 }
 
 /** Sustained runs/s: N.windows windows of N.window runs on one pane, then on all four. */
-export async function rates(c: Client, listings: PaneListing[], m: Figures): Promise<void> {
+export async function rates(c: Client, listings: AwakeListing[], m: Figures): Promise<void> {
   const one = listings[0]!;
   progress(`sustained: ${N.windows} windows of ${N.window} runs, ${N.perPane} callers per pane`);
   const r1: number[] = [];
@@ -174,7 +174,7 @@ export async function rates(c: Client, listings: PaneListing[], m: Figures): Pro
 }
 
 /** Runs of MID and of BIG bytes of output, each beside its floor. */
-export async function outputSizes(c: Client, one: PaneListing, m: Figures): Promise<void> {
+export async function outputSizes(c: Client, one: AwakeListing, m: Figures): Promise<void> {
   progress(`${MID} bytes of output: ${N.big} measured; floor the same`);
   for (let i = 0; i < N.bigWarm; i++) await run(c, one, MID_SCRIPT);
   m.floor_mid_ms = stats(floor(MID_SCRIPT, 5, N.big));

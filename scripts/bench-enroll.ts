@@ -142,7 +142,7 @@ export async function enrollCost(server: TmuxServer, n: number, snippet = SNIPPE
   const handler_idle_us = snippet === SNIPPET ? await measured(pane, per('_tmux_run_on_request'), 'us') : NaN;
   // The helper at rest: enrolled, its start-up garbage collected (1 s after ready), idle.
   await sleep(2000);
-  const helper_idle = memoryOf(listing.helper_pid);
+  const helper_idle = memoryOf(listing.helper_pid ?? 0);
   await pane.kill();
   return { snippet, n, source_ms, first_prompt_ms, first_prompt_bare_ms, precmd_us, handler_idle_us, helper_idle };
 }

@@ -2,7 +2,7 @@
 // (tmux_run_input, then tmux_run_output polled until the byte comes back: `cat` on a pipe, and a
 // terminal's own echo), and what a terminal run's emulator holds in memory.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { PaneListing } from '../src/broker/registry.js';
+import type { AwakeListing } from '../src/broker/registry.js';
 import { Emulator } from '../helper/run/emulator.js';
 import { DEFAULT_TERMINAL_SIZE, SCREEN_SCROLLBACK } from '../src/protocol/limits.js';
 import { now, procStatus, stats, type Stats } from './bench-common.js';
@@ -21,7 +21,7 @@ type Call = {
   structuredContent?: { ok?: boolean; pending?: { run_id?: string; state?: string }; data?: unknown };
 };
 
-async function roundTrips(client: Client, pane: PaneListing, mode: 'pipe' | 'terminal', n: number): Promise<Stats> {
+async function roundTrips(client: Client, pane: AwakeListing, mode: 'pipe' | 'terminal', n: number): Promise<Stats> {
   const target = { kind: 'pane', id: pane.pane_id, generation: pane.generation };
   const call = (name: string, args: object): Promise<Call> =>
     client.callTool({ name, arguments: { target, ...args } }) as Promise<Call>;
@@ -73,7 +73,7 @@ async function emulatorMemory(count: number): Promise<InputBench['emulator']> {
   return { load_ms, load_rss_kb, heap_kb_each, count, scrollback: SCREEN_SCROLLBACK };
 }
 
-export async function inputBench(client: Client, pane: PaneListing, n: number): Promise<InputBench> {
+export async function inputBench(client: Client, pane: AwakeListing, n: number): Promise<InputBench> {
   const before = procStatus(pane.helper_pid)?.rssKb;
   const pipe_ms = await roundTrips(client, pane, 'pipe', n);
   const terminal_ms = await roundTrips(client, pane, 'terminal', n);

@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { PaneListing } from '../src/broker/registry.js';
+import type { AwakeListing, PaneListing } from '../src/broker/registry.js';
 import { bashPane, enrollBash } from '../test/bash/support.js';
 import { enrollFish, fishPane } from '../test/fish/support.js';
 import { enroll } from '../test/support/enrollment.js';
@@ -38,7 +38,7 @@ export interface LightCost {
 }
 
 /** Enrolls one more pane of the next shell in turn (zsh, bash, fish). */
-async function addPane(scope: Scope, i: number): Promise<PaneListing> {
+async function addPane(scope: Scope, i: number): Promise<AwakeListing> {
   const server = scope.server;
   if (i % 3 === 1) return enrollBash(await bashPane(server));
   if (i % 3 === 2) return enrollFish(await fishPane(server));
@@ -56,12 +56,12 @@ async function panesCall(client: Client): Promise<number> {
 interface Fleet {
   scope: Scope;
   client: Client;
-  panes: PaneListing[];
+  panes: AwakeListing[];
 }
 
 async function fleet(n: number): Promise<Fleet> {
   const scope = await openScope();
-  const panes: PaneListing[] = [];
+  const panes: AwakeListing[] = [];
   for (let i = 0; i < n; i++) panes.push(await addPane(scope, i));
   return { scope, client: (await scope.startMcp()).client, panes };
 }

@@ -11,6 +11,7 @@ import type { WatchCost } from './bench-watch.js';
 import type { InputBench } from './bench-input.js';
 import type { LightCost } from './bench-light.js';
 import type { StartCost } from './bench-start.js';
+import type { DormantCost } from './bench-dormant.js';
 import type { PromptCost } from './bench-zsh.js';
 
 export interface HelperMetrics {
@@ -78,4 +79,6 @@ export interface Metrics {
   light?: LightCost;
   /** A helper's own start: from its modules, its bundle, its bundle with the code cache (scripts/bench-start.ts). */
   start?: StartCost;
+  /** The same with every helper dormant, and a dormant pane's first run (scripts/bench-dormant.ts). */
+  dormant?: DormantCost;
 }

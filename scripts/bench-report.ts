@@ -17,6 +17,7 @@ import { watchCostLines } from './bench-watch.js';
 import { inputLines } from './bench-input.js';
 import { lightCostLines } from './bench-light.js';
 import { startCostLines } from './bench-start.js';
+import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
 
 const MB = 1024;
@@ -44,6 +45,7 @@ export function report(m: Metrics): void {
     ...(m.input ? inputLines(m.input) : []),
     ...(m.light ? lightCostLines(m.light) : []),
     ...(m.start ? startCostLines(m.start) : []),
+    ...(m.dormant ? dormantCostLines(m.dormant) : []),
     ...traceLines(m),
     '',
     `| target | goal | measured | result |`,

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { PaneListing } from '../src/broker/registry.js';
+import type { AwakeListing } from '../src/broker/registry.js';
 import type { Scope } from '../test/support/scope.js';
 import { sleep } from '../test/support/waiting.js';
 import { mustStatus, N, stats, type Stats } from './bench-common.js';
@@ -23,7 +23,7 @@ export interface SandboxMetrics {
   helper_rss_kb_before: number;
   helper_rss_kb_after: number;
   /** The sandboxed pane, for the traced runs. */
-  boxed: PaneListing;
+  boxed: AwakeListing;
 }
 
 /**
@@ -33,7 +33,7 @@ export interface SandboxMetrics {
  */
 export async function sandboxBench(
   c: Client,
-  plain: PaneListing,
+  plain: AwakeListing,
   server: Scope['server'],
   n: number,
 ): Promise<SandboxMetrics> {

@@ -21,7 +21,7 @@ import { isRecordName } from '../src/enrollment/layout.js';
 import { readRecord } from '../src/enrollment/record.js';
 import { helperFlags } from './helper-flags.mjs';
 import { SOURCE } from '../test/support/product.js';
-import { listEnrolled, type PaneListing } from '../src/broker/registry.js';
+import { listEnrolled, type AwakeListing } from '../src/broker/registry.js';
 import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../test/support/run-root.js';
 import { openScope, type Scope } from '../test/support/scope.js';
 import type { Pane } from '../test/support/pane.js';
@@ -96,7 +96,7 @@ async function oneStart(
 }
 
 /** bench-calls' enroll, timed from the Enter to the record's appearance (the listing follows). */
-async function enrollUntilRecord(pane: Pane, dir: string): Promise<{ listing: PaneListing; ms: number }> {
+async function enrollUntilRecord(pane: Pane, dir: string): Promise<{ listing: AwakeListing; ms: number }> {
   const records = (): string[] => readdirSync(dir).filter(isRecordName);
   await pane.waitForPrompt();
   const before = new Set(records());
@@ -106,7 +106,8 @@ async function enrollUntilRecord(pane: Pane, dir: string): Promise<{ listing: Pa
   await waitUntil(() => records().some((n) => !before.has(n)), 10000, `the record of ${pane.id}`, 1);
   const ms = now() - t0;
   const listing = await waitUntil(
-    async () => (await listEnrolled(dir)).find((p) => p.pane_id === pane.id),
+    async () =>
+      (await listEnrolled(dir)).find((p): p is AwakeListing => p.pane_id === pane.id && p.helper_pid !== null),
     10000,
     `${pane.id} to be listed`,
     1,

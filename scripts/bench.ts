@@ -23,7 +23,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { PaneListing } from '../src/broker/registry.js';
+import type { AwakeListing } from '../src/broker/registry.js';
 import type { McpHandle, McpOptions } from '../test/support/mcp.js';
 import type { Pane } from '../test/support/pane.js';
 import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../test/support/run-root.js';
@@ -44,6 +44,7 @@ import { wallsBench } from './bench-walls.js';
 import { watchCost } from './bench-watch.js';
 import { lightCost } from './bench-light.js';
 import { startCost } from './bench-start.js';
+import { dormantCost } from './bench-dormant.js';
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
 const runRootDir = makeRunRoot('tmux-run-bench-');
@@ -74,7 +75,7 @@ try {
   const panes: Pane[] = [];
   for (let i = 0; i < 4; i++) panes.push(await server.newPane());
   await enrollment(scope, panes[0]!, runRootDir, m);
-  const listings: PaneListing[] = [];
+  const listings: AwakeListing[] = [];
   for (const pane of panes) listings.push((await enroll(pane, server.registryDir)).listing);
   const one = listings[0]!;
   const helperPid = one.helper_pid;
@@ -119,6 +120,8 @@ try {
     "a helper's own start: from its modules, its bundle, its bundle and code cache, in turn (scripts/bench-start.ts)",
   );
   m.start = await startCost(QUICK ? 3 : 15);
+  progress("the same, every helper dormant, and a dormant pane's first run in each shell (scripts/bench-dormant.ts)");
+  m.dormant = await dormantCost(QUICK ? 4 : 20, QUICK ? 10 : 40, QUICK ? 2 : 5);
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);
   // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
   // runs after some seconds without work); the helper's malloc settings then give it back.

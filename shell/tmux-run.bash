@@ -75,6 +75,10 @@ _tmux_run_enroll() {
     _tmux_run_refuse "ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; enroll a bash started without ble.sh"
     return 1
   fi
+  if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
+    printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+    return 0
+  fi
   if [[ -n ${_tmux_run_helper_pid-} ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
     [[ -n ${_tmux_run_generation-} ]] &&
@@ -127,20 +131,7 @@ _tmux_run_enroll() {
   # but /dev/null and its log (0600): none of the shell's. The person's NODE_OPTIONS are not for
   # it; the memory settings are those of shell/tmux-run.zsh (see there). Scripts never see these
   # variables: they run with the shell's own environment, sent at dispatch.
-  {
-    (
-      umask 077
-      for _tmux_run_fd in /proc/self/fd/*; do
-        _tmux_run_fd=${_tmux_run_fd##*/}
-        ((_tmux_run_fd > 2)) && eval "exec $_tmux_run_fd>&-"
-      done 2>/dev/null
-      export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
-      exec "$node" --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- \
-        "$main" "$base" "$$" bash </dev/null >>"$base.log" 2>&1
-    ) &
-  } 2>/dev/null
-  _tmux_run_helper_pid=$!
-  disown "$_tmux_run_helper_pid" 2>/dev/null
+  _tmux_run_launch "$base" "$node" "$main"
   _tmux_run_base=$base _tmux_run_node=$node _tmux_run_generation= _tmux_run_enrollment=
   _tmux_run_answered= _tmux_run_mode_sent= _tmux_run_said= _tmux_run_idle=0 _tmux_run_z=x
   _tmux_run_asking= _tmux_run_noticed=0 _tmux_run_prompts=0 _tmux_run_told= _tmux_run_telling=
@@ -150,6 +141,31 @@ _tmux_run_enroll() {
   _tmux_run_ps2='${_tmux_run_z:$((_tmux_run_idle=2,0)):0}'
   _tmux_run_hook_prompt add
   _tmux_run_hooks
+  return 0
+}
+
+# _tmux_run_launch BASE NODE MAIN [WAKE]: starts the helper in the background, disowned, with no
+# descriptor but /dev/null and its log (0600), the memory settings above, the person's
+# TMUX_RUN_IDLE passed on (exported or not), and with WAKE, TMUX_RUN_WAKE=WAKE (a dormant
+# enrollment started again: helper/wake.ts); sets _tmux_run_helper_pid.
+_tmux_run_launch() {
+  local base=$1 node=$2 main=$3 wake=${4-}
+  {
+    (
+      umask 077
+      for _tmux_run_fd in /proc/self/fd/*; do
+        _tmux_run_fd=${_tmux_run_fd##*/}
+        ((_tmux_run_fd > 2)) && eval "exec $_tmux_run_fd>&-"
+      done 2>/dev/null
+      export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
+      [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE
+      [[ -n $wake ]] && export TMUX_RUN_WAKE=$wake
+      exec "$node" --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- \
+        "$main" "$base" "$$" bash </dev/null >>"$base.log" 2>&1
+    ) &
+  } 2>/dev/null
+  _tmux_run_helper_pid=$!
+  disown "$_tmux_run_helper_pid" 2>/dev/null
   return 0
 }
 
@@ -394,10 +410,16 @@ _tmux_run_check() {
       _tmux_run_said="tmux-run: this pane's enrollment was revoked"
       ;;
     E\ *) _tmux_run_failed "${_tmux_run_ended#E }" ;;
+    W\ *) _tmux_run_wake_failed "${_tmux_run_ended#W }" ;;
   esac
   unset _tmux_run_ended
   [[ -n ${_tmux_run_helper_pid-} ]] || return 0
+  [[ -n ${_tmux_run_dormant-} ]] && return 0
+  [[ -n ${_tmux_run_waking-} ]] && { _tmux_run_wake_pending; return 0; }
   if ! kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+    # Its last word may be D (dormant), not read yet: a command held the prompt.
+    _tmux_run_on_winch
+    [[ -n ${_tmux_run_dormant-} ]] && return 0
     _tmux_run_gone
   elif [[ -z $_tmux_run_generation ]]; then
     _tmux_run_starting
@@ -424,6 +446,11 @@ _tmux_run_report_mode() {
 # the helper left in the channel that is new: its first word (R or E), a revocation (X), or a
 # request (Q NONCE) not answered yet. A real resize finds nothing new and does nothing.
 _tmux_run_on_winch() {
+  [[ -n ${_tmux_run_dormant-} ]] && { _tmux_run_wake_asked; return 0; }
+  if [[ -n ${_tmux_run_waking-} && -z ${_tmux_run_ended-} ]]; then
+    _tmux_run_wake_pending trap
+    [[ -n ${_tmux_run_waking-} ]] && return 0
+  fi
   [[ -n ${_tmux_run_base-} && -z ${_tmux_run_ended-} && -f $_tmux_run_base.msg ]] || return 0
   # Every name local here, in _tmux_run_answer and in _tmux_run_snapshot starts with _tmux_run_:
   # bash's locals are seen by the functions they call, and a local named like a variable the
@@ -432,7 +459,12 @@ _tmux_run_on_winch() {
   local _tmux_run_line _tmux_run_nonce=
   mapfile -t _tmux_run_said 2>/dev/null <"$_tmux_run_base.msg" || return 0
   case ${_tmux_run_said[0]-} in
-    R\ *) [[ -n $_tmux_run_generation ]] || _tmux_run_started "${_tmux_run_said[0]}" ;;
+    R\ *)
+      [[ -n $_tmux_run_generation ]] || _tmux_run_started "${_tmux_run_said[0]}" ;;
+    D)
+      [[ -n $_tmux_run_generation && -z ${_tmux_run_waking-} ]] && _tmux_run_dormant=1
+      return 0
+      ;;
     E\ * | X)
       # The end of the enrollment, undone at the next prompt: bash misprints a PS0 changed from a
       # trap while readline waits (a run of garbage bytes before the next command's output).
@@ -831,16 +863,17 @@ _tmux_run_log_reason() {
   REPLY=${REPLY:0:300}
 }
 
-# _tmux_run_failed REASON: the helper could not enroll this shell: stops it, undoes the
+# _tmux_run_failed REASON [WHAT]: the helper could not enroll this shell (or, WHAT said, be started
+# again for it): stops it, undoes the
 # enrollment but keeps the helper's log, and says why at the next prompt (a trap cannot print).
 _tmux_run_failed() {
-  local log=$_tmux_run_base.log
+  local log=$_tmux_run_base.log what=${2:-not enrolled}
   kill -TERM "$_tmux_run_helper_pid" 2>/dev/null
   _tmux_run_teardown keep-log
   [[ -s $log ]] || { _tmux_run_remove "$log"; log=; }
   local where=
   [[ -n $log ]] && where=" (the helper's log: $log)"
-  _tmux_run_said="tmux-run: not enrolled: $1$where"
+  _tmux_run_said="tmux-run: $what: $1$where"
   return 0
 }
 
@@ -891,7 +924,7 @@ _tmux_run_detach() {
 _tmux_run_teardown() {
   if [[ -n ${_tmux_run_base-} ]]; then
     _tmux_run_unhook
-    local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap,check})
+    local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap,check,wake})
     [[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")
     [[ -n $_tmux_run_enrollment && ${1-} != keep-record ]] &&
       files+=("${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock})
@@ -899,8 +932,81 @@ _tmux_run_teardown() {
   fi
   unset _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
   unset _tmux_run_answered _tmux_run_mode_sent _tmux_run_idle _tmux_run_since _tmux_run_prefixes
-  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always
+  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always _tmux_run_dormant _tmux_run_waking
   return 0
+}
+
+# Dormant helpers (docs/light.md). A helper idle for TMUX_RUN_IDLE writes D first in BASE.msg,
+# sends SIGWINCH and exits (helper/dormancy.ts); the enrollment stays. A broker that needs it
+# writes U into BASE.wake and sends SIGWINCH (src/broker/wake.ts, again every 150 ms until a helper
+# serves); the trap starts a helper again, with the same enrollment (helper/wake.ts). X in BASE.wake:
+# the enrollment was revoked while dormant.
+
+# _tmux_run_wake_asked: the WINCH trap of a dormant shell: a request in BASE.wake, read once.
+_tmux_run_wake_asked() {
+  [[ -f $_tmux_run_base.wake ]] || return 0
+  local line=
+  read -r line 2>/dev/null <"$_tmux_run_base.wake"
+  # Emptied, not removed: no fork in the trap (a foreground command would make the shell look busy).
+  [[ -n $line ]] && : 2>/dev/null >|"$_tmux_run_base.wake"
+  case $line in
+    U) _tmux_run_wake ;;
+    X) _tmux_run_ended=X ;;
+  esac
+  return 0
+}
+
+# _tmux_run_wake: starts the helper again as the first (_tmux_run_launch, with TMUX_RUN_NODE and
+# TMUX_RUN_IDLE as they are now), naming the enrollment in its environment only. Once: the U of
+# other brokers meanwhile finds it waking, or awake.
+_tmux_run_wake() {
+  [[ -n ${_tmux_run_dormant-} ]] || return 0
+  _tmux_run_node=${TMUX_RUN_NODE:-node}
+  _tmux_run_launch "$_tmux_run_base" "$_tmux_run_node" "$_tmux_run_root/dist/helper/main.js" "$_tmux_run_enrollment"
+  printf -v _tmux_run_since '%(%s)T' -1
+  _tmux_run_waking=1
+  unset _tmux_run_dormant
+  return 0
+}
+
+# _tmux_run_wake_pending [trap]: while the woken helper starts: its first word R with this
+# enrollment's generations (awake again), or an E line, a helper gone, or one silent for 10 seconds
+# (the enrollment ends: _tmux_run_wake_failed; from the trap its record goes at once, so that the
+# broker that asked refuses the call, and the rest waits for the prompt: a trap cannot print).
+_tmux_run_wake_pending() {
+  local line= now REPLY why=
+  [[ -f $_tmux_run_base.msg ]] && read -r line 2>/dev/null <"$_tmux_run_base.msg"
+  if [[ $line == "R $_tmux_run_generation $_tmux_run_enrollment" ]]; then
+    unset _tmux_run_waking
+    _tmux_run_mode_sent=
+    return 0
+  fi
+  case $line in
+    R\ *) why="the helper answered in a way this snippet does not understand" ;;
+    E\ *) why=${line#E } ;;
+  esac
+  if [[ -z $why ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+    printf -v now '%(%s)T' -1
+    ((now - _tmux_run_since < 10)) && return 0
+    why="the helper did not become ready within 10 seconds"
+  elif [[ -z $why ]]; then
+    _tmux_run_log_reason "$_tmux_run_base.log"
+    why="the helper exited before it was ready: $REPLY"
+  fi
+  if [[ ${1-} == trap ]]; then
+    kill -TERM "$_tmux_run_helper_pid" 2>/dev/null
+    _tmux_run_remove "${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock,status}
+    _tmux_run_ended="W $why"
+    return 0
+  fi
+  _tmux_run_wake_failed "$why"
+}
+
+# _tmux_run_wake_failed REASON: the helper could not be started again: the enrollment ends (its
+# record goes, so the broker that asked refuses the call, wake_failed, with nothing run), the log is
+# kept, and the pane is told once, before the next prompt.
+_tmux_run_wake_failed() {
+  _tmux_run_failed "$1" "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 }
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
@@ -910,12 +1016,14 @@ tmux_run_unenroll() {
     return 1
   fi
   local pane=$TMUX_PANE pid=$_tmux_run_helper_pid i=0
+  # Dormant: no helper to stop (its pid may be another process's by now).
+  [[ -n ${_tmux_run_dormant-} ]] && pid=
   # The helper removes its record first thing on SIGTERM, and lets a run it serves report its end.
-  kill -TERM "$pid" 2>/dev/null
+  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null
   _tmux_run_teardown
   _tmux_run_hook_prompt remove
-  while kill -0 "$pid" 2>/dev/null && ((i++ < 80)); do command sleep 0.05; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ((i++ < 80)); do command sleep 0.05; done
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
   printf '%s\n' "tmux-run: pane $pane unenrolled"
   return 0
 }

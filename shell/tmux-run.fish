@@ -88,6 +88,10 @@ function _tmux_run_enroll --description 'tmux-run: enroll this pane'
         echo "tmux-run: not enrolled: $why" >&2
         return 1
     end
+    if set -q _tmux_run_dormant[1]; or set -q _tmux_run_waking[1]
+        echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+        return 0
+    end
     if set -q _tmux_run_helper_pid[1]; and _tmux_run_alive
         # Still starting (sourced twice in start-up files, say): that start goes on, silently.
         set -q _tmux_run_generation[1]; and echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
@@ -139,17 +143,8 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
         echo "tmux-run: not enrolled: cannot create the shell channel in $dir" >&2
         return 1
     end
-    begin
-        set -lx NODE_OPTIONS ''
-        set -lx MALLOC_ARENA_MAX 2
-        set -lx MALLOC_MMAP_THRESHOLD_ 32768
-        command $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
-            -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
-    end
-    set -l hpid $last_pid
     set -g umask $saved
-    disown $hpid 2>/dev/null
-    set -g _tmux_run_helper_pid $hpid
+    _tmux_run_launch $base $main $node
     set -g _tmux_run_base $base
     set -g _tmux_run_node $node
     set -g _tmux_run_since (_tmux_run_uptime)
@@ -158,6 +153,28 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     set -g _tmux_run_pipestatus 0
     set -e _tmux_run_generation _tmux_run_enrollment _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     return 0
+end
+
+# _tmux_run_launch BASE MAIN NODE [WAKE]: starts the helper in the background (its own process
+# group, stdin /dev/null, no other descriptor of this shell's, none of the person's NODE_OPTIONS,
+# umask 077, the person's TMUX_RUN_IDLE passed on, exported or not; with WAKE, TMUX_RUN_WAKE=WAKE: a
+# dormant enrollment started again, helper/wake.ts), forgets the job, sets _tmux_run_helper_pid.
+function _tmux_run_launch --argument-names base main node wake --description 'tmux-run: launch the helper'
+    set -l saved $umask
+    set -g umask 0077
+    begin
+        set -lx NODE_OPTIONS ''
+        set -lx MALLOC_ARENA_MAX 2
+        set -lx MALLOC_MMAP_THRESHOLD_ 32768
+        set -q TMUX_RUN_IDLE; and set -lx TMUX_RUN_IDLE $TMUX_RUN_IDLE
+        test -n "$wake"; and set -lx TMUX_RUN_WAKE $wake
+        command $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
+            -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
+    end
+    set -l hpid $last_pid
+    set -g umask $saved
+    disown $hpid 2>/dev/null
+    set -g _tmux_run_helper_pid $hpid
 end
 
 # _tmux_run_stop_replaced DIR FILES...: stops the helper whose record names one of these channel
@@ -291,6 +308,12 @@ end
 # itself: a command substitution costs fish a pipe and its reader thread.)
 function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer the helper'
     set -q _tmux_run_base[1]; or return 0
+    if set -q _tmux_run_dormant[1]
+        _tmux_run_wake_asked
+        return 0
+    end
+    set -q _tmux_run_waking[1]; and _tmux_run_wake_pending
+    set -q _tmux_run_waking[1]; and return 0
     test -f $_tmux_run_base.msg; or return 0
     # Read whole first (nothing run while the file is the loop's stdin), then acted on.
     set -l first
@@ -301,7 +324,7 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     set -l said
     while read -l kind a b
         switch "$kind"
-            case R E X
+            case R E X D
                 set -q first[1]; or set first $kind "$a" "$b"
             case Q
                 set nonce $a
@@ -316,6 +339,9 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     switch "$first[1]"
         case X
             _tmux_run_revoked
+            return 0
+        case D
+            set -q _tmux_run_generation[1]; and set -g _tmux_run_dormant 1
             return 0
         case R E
             set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$first[1] $first[2] $first[3]"); or return 0
@@ -376,9 +402,9 @@ function _tmux_run_started --argument-names line --description 'tmux-run: the he
     return 1
 end
 
-# _tmux_run_failed REASON: the helper could not enroll this shell: stops it, undoes the
-# enrollment but keeps the helper's log, and says why, once.
-function _tmux_run_failed --argument-names reason --description 'tmux-run: enrollment failed'
+# _tmux_run_failed REASON [WHAT]: the helper could not enroll this shell (or, WHAT said, be
+# started again for it): stops it, undoes the enrollment but keeps the helper's log, and says why, once.
+function _tmux_run_failed --argument-names reason what --description 'tmux-run: enrollment failed'
     set -l log $_tmux_run_base.log
     set -l pid $_tmux_run_helper_pid
     _tmux_run_teardown keep-log
@@ -389,7 +415,8 @@ function _tmux_run_failed --argument-names reason --description 'tmux-run: enrol
     end
     set -l where
     test -n "$log"; and set where " (the helper's log: $log)"
-    _tmux_run_say "tmux-run: not enrolled: $reason$where"
+    test -n "$what"; or set what "not enrolled"
+    _tmux_run_say "tmux-run: $what: $reason$where"
 end
 
 # _tmux_run_was_revoked: true when the helper's last message was X (it revoked, then exited).
@@ -512,12 +539,20 @@ function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at 
     set -q _tmux_run_tell_later[1]; and _tmux_run_tell $_tmux_run_tell_later
     if not set -q _tmux_run_generation[1]
         _tmux_run_starting
+    else if set -q _tmux_run_dormant[1]
+        _tmux_run_report_mode
+    else if set -q _tmux_run_waking[1]
+        _tmux_run_wake_pending
     else if _tmux_run_alive
         _tmux_run_report_mode
     else if _tmux_run_was_revoked
         _tmux_run_revoked
     else
-        _tmux_run_lost
+        # Its last word may be D (dormant), not read yet: a command held the prompt.
+        _tmux_run_on_winch
+        if not set -q _tmux_run_dormant[1]; and set -q _tmux_run_base[1]
+            _tmux_run_lost
+        end
     end
     set -e _tmux_run_in_prompt
     return 0
@@ -604,7 +639,7 @@ end
 # covers a helper that was killed and could not.
 function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo the enrollment'
     if set -q _tmux_run_base[1]
-        set -l files $_tmux_run_base.{msg,new,ans,mode,env,trap}
+        set -l files $_tmux_run_base.{msg,new,ans,mode,env,trap,wake}
         test "$keep" = keep-log; or set -a files $_tmux_run_base.log
         set -q _tmux_run_enrollment[1]; and test "$keep" != keep-record
         and set -a files (string replace -r '/[^/]*$' '' -- $_tmux_run_base)/$_tmux_run_enrollment.{json,sock}
@@ -617,8 +652,72 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
-    set -e _tmux_run_drawn
+    set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking
     return 0
+end
+
+# Dormant helpers (docs/light.md). A helper idle for TMUX_RUN_IDLE writes D first in BASE.msg,
+# sends SIGWINCH and exits (helper/dormancy.ts); the enrollment stays. A broker that needs it
+# writes U into BASE.wake and sends SIGWINCH (src/broker/wake.ts, again every 150 ms until a helper
+# serves); the handler starts a helper again, with the same enrollment (helper/wake.ts). X in
+# BASE.wake: the enrollment was revoked while dormant.
+
+# _tmux_run_wake_asked: the SIGWINCH handler of a dormant shell: a request in BASE.wake, read once.
+function _tmux_run_wake_asked --description 'tmux-run: a broker asks a dormant pane'
+    test -f $_tmux_run_base.wake; or return 0
+    set -l line
+    read -l line <$_tmux_run_base.wake 2>/dev/null
+    # Emptied, not removed: no fork in the handler (a foreground command would make the shell look busy).
+    test -n "$line"; and printf '' >$_tmux_run_base.wake 2>/dev/null
+    switch "$line"
+        case U
+            _tmux_run_wake
+        case X
+            _tmux_run_revoked
+    end
+    return 0
+end
+
+# _tmux_run_wake: starts the helper again as the first (_tmux_run_launch, with TMUX_RUN_NODE and
+# TMUX_RUN_IDLE as they are now), naming the enrollment in its environment only. Once: the U of
+# other brokers meanwhile finds it waking, or awake.
+function _tmux_run_wake --description 'tmux-run: start a dormant pane helper again'
+    set -q _tmux_run_dormant[1]; or return 0
+    set -l node node
+    set -q TMUX_RUN_NODE[1]; and test -n "$TMUX_RUN_NODE"; and set node $TMUX_RUN_NODE
+    set -l root (string replace -r '/shell/[^/]*$' '' -- $_tmux_run_snippet)
+    _tmux_run_launch $_tmux_run_base $root/dist/helper/main.js $node $_tmux_run_enrollment
+    set -g _tmux_run_node $node
+    set -g _tmux_run_since (_tmux_run_uptime)
+    set -g _tmux_run_waking 1
+    set -e _tmux_run_dormant
+end
+
+# _tmux_run_wake_pending: while the woken helper starts: its first word R with this enrollment's
+# generations (awake again), or an E line, a helper gone, or one silent for 10 seconds (the
+# enrollment ends, said once: _tmux_run_failed, its log kept).
+function _tmux_run_wake_pending --description 'tmux-run: the woken helper is starting'
+    set -l line
+    test -f $_tmux_run_base.msg; and read -l line <$_tmux_run_base.msg
+    if test "$line" = "R $_tmux_run_generation $_tmux_run_enrollment"
+        set -e _tmux_run_waking _tmux_run_mode_sent
+        _tmux_run_report_mode
+        return 0
+    end
+    set -l why
+    if string match -q 'R *' -- $line
+        set why "the helper answered in a way this snippet does not understand"
+    else if string match -q 'E *' -- $line
+        set why (string sub -s 3 -- $line)
+    else if _tmux_run_alive
+        test (math (_tmux_run_uptime) - $_tmux_run_since) -lt 10; and return 0
+        set why "the helper did not become ready within 10 seconds"
+    else
+        set -l reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
+        test -n "$reason"; or set reason "it printed nothing"
+        set why "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
+    end
+    _tmux_run_failed $why "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 end
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
@@ -629,8 +728,10 @@ function tmux_run_unenroll --description 'tmux-run: end this pane enrollment'
     end
     set -l pane $TMUX_PANE
     set -l pid $_tmux_run_helper_pid
+    # Dormant: no helper to stop (its pid may be another process's by now).
+    set -q _tmux_run_dormant[1]; and set pid
     # The helper removes its record first thing on SIGTERM.
-    command kill -TERM $pid 2>/dev/null
+    test -n "$pid"; and command kill -TERM $pid 2>/dev/null
     _tmux_run_teardown
     _tmux_run_stop $pid
     echo "tmux-run: pane $pane unenrolled"

@@ -60,6 +60,10 @@ _tmux_run_enroll() {
   fi
   # Its start waits for the first prompt (sourced twice in start-up files, say): it goes on, silently.
   [[ -n $_tmux_run_deferred ]] && return 0
+  if [[ -n $_tmux_run_dormant || -n $_tmux_run_waking ]]; then
+    print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)"
+    return 0
+  fi
   if [[ -n $_tmux_run_helper_pid ]] && kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
     [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
@@ -207,12 +211,7 @@ _tmux_run_spawn() {
   # hands freed blocks of 32 KB and more back at once (Node reads pipes into 64 KB buffers, which
   # otherwise stay resident after a run with a lot of output) and keeps two arenas. Scripts never
   # see these variables: they run with the shell's own environment, sent at dispatch.
-  {
-    umask 077
-    export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
-    exec $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $main $base $$ \
-      9>>$base.req </dev/null >>$base.log 2>&1
-  } &!
+  { _tmux_run_launch $base $node $main 9>>$base.req } &!
   local hpid=$!
 
   typeset -g _tmux_run_helper_pid=$hpid _tmux_run_req_fd=$req _tmux_run_rsp_fd=$rsp
@@ -229,6 +228,17 @@ _tmux_run_spawn() {
   precmd_functions=(${precmd_functions:#_tmux_run_precmd} _tmux_run_precmd)
   _tmux_run_trap_int
   return 0
+}
+
+# _tmux_run_launch BASE NODE MAIN: the helper's start, in the child that becomes it (descriptor 9,
+# the request FIFO's write end, given by the caller): umask 077, the memory settings above, the
+# person's TMUX_RUN_IDLE passed on (exported or not), then node in place of the child.
+_tmux_run_launch() {
+  umask 077
+  export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
+  (( ${+TMUX_RUN_IDLE} )) && export TMUX_RUN_IDLE
+  exec $2 --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $3 $1 $$ \
+    </dev/null >>$1.log 2>&1
 }
 
 # _tmux_run_trap_int: while the helper starts, ^C (in the rest of .zshrc, or at the prompt)
@@ -307,15 +317,15 @@ _tmux_run_started() {
   return 1
 }
 
-# _tmux_run_failed REASON: the helper could not enroll this shell: stops it, undoes the
-# enrollment but keeps the helper's log, and says why, once.
+# _tmux_run_failed REASON [WHAT]: the helper could not enroll this shell (or, WHAT said, be started
+# again for it): stops it, undoes the enrollment but keeps the helper's log, and says why, once.
 _tmux_run_failed() {
   emulate -L zsh
   local log=$_tmux_run_base.log
   _tmux_run_stop $_tmux_run_helper_pid
   _tmux_run_teardown keep-log
   [[ -s $log ]] || { zf_rm -f -- $log 2>/dev/null; log= }
-  _tmux_run_say "tmux-run: not enrolled: $1${log:+ (the helper's log: $log)}"
+  _tmux_run_say "tmux-run: ${2:-not enrolled}: $1${log:+ (the helper's log: $log)}"
 }
 
 # _tmux_run_exited: the helper is gone before its first line: the reason is in its log.
@@ -378,7 +388,8 @@ _tmux_run_stop() {
 # _tmux_run_on_request: the zle -F widget; reads the helper's lines and answers each.
 # R/E: the helper's first line (_tmux_run_started). Q NONCE: answer K NONCE after writing cwd and
 # exported environment, or B NONCE REASON; in ask mode, ask the person first (_tmux_run_approve).
-# N TEXT: draw a notice with zle -M. X: the enrollment was revoked. The end of the FIFO: the helper
+# N TEXT: draw a notice with zle -M. S TEXT: say it once, notices on or off. D: the helper goes
+# dormant; U: a broker wakes it (below, "Dormant helpers"). X: the enrollment was revoked. The end of the FIFO: the helper
 # is gone. While a question is up, zle calls this widget again from inside the question's
 # `read -k`: it then only collects the lines, and the question reads what is its own.
 _tmux_run_on_request() {
@@ -391,6 +402,7 @@ _tmux_run_on_request() {
     # Nothing to read ever again: stop watching it. A helper gone before its first line is said
     # now; an enrolled one at the next prompt (_tmux_run_precmd), as a question up notices itself.
     zle -F $_tmux_run_req_fd 2>/dev/null
+    [[ -n $_tmux_run_waking ]] && { _tmux_run_wake_gone; return 0 }
     [[ -z $_tmux_run_generation && -z $_tmux_run_asking ]] && _tmux_run_exited
     return 0
   fi
@@ -402,9 +414,15 @@ _tmux_run_on_request() {
   while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
     _tmux_run_line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
     case $_tmux_run_line in
-      (R\ *|E\ *) _tmux_run_started $_tmux_run_line || return 0 ;;
+      (R\ *|E\ *)
+        if [[ -n $_tmux_run_waking ]]; then _tmux_run_woken $_tmux_run_line || return 0
+        else _tmux_run_started $_tmux_run_line || return 0
+        fi ;;
+      (D) _tmux_run_sleep ;;
+      (U) _tmux_run_wake ;;
       (Q\ *) _tmux_run_answer ${_tmux_run_line#Q } ;;
       (N\ *) _tmux_run_notes+=("${_tmux_run_line#N }") ;;
+      (S\ *) _tmux_run_say "${_tmux_run_line#S }" ;;
       (X*)
         _tmux_run_teardown
         _tmux_run_notes+=("tmux-run: this pane's enrollment was revoked")
@@ -635,6 +653,8 @@ _tmux_run_precmd() {
   emulate -L zsh
   [[ -n $_tmux_run_helper_pid ]] || return 0
   [[ -n $_tmux_run_generation ]] || { _tmux_run_starting; return 0 }
+  [[ -n $_tmux_run_dormant ]] && return 0
+  [[ -n $_tmux_run_waking ]] && { _tmux_run_wake_pending; return 0 }
   if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # The helper shows the mode in listings; the shell itself decides at each run.
     local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}
@@ -646,6 +666,8 @@ _tmux_run_precmd() {
     fi
     return 0
   fi
+  # Gone: dormant (its last line, D, not read yet: a command held the prompt), or lost.
+  _tmux_run_dormant_pending && return 0
   _tmux_run_lost
 }
 
@@ -724,6 +746,7 @@ _tmux_run_teardown() {
     { exec {_tmux_run_req_fd}<&- } 2>/dev/null
   fi
   [[ -n $_tmux_run_rsp_fd ]] && { exec {_tmux_run_rsp_fd}>&- } 2>/dev/null
+  [[ -n $_tmux_run_keep_fd ]] && { exec {_tmux_run_keep_fd}>&- } 2>/dev/null
   if [[ -n $_tmux_run_base ]]; then
     zf_rm -f -- $_tmux_run_base.{req,rsp,env,trap,mode} 2>/dev/null
     [[ $1 == keep-log ]] || zf_rm -f -- $_tmux_run_base.log 2>/dev/null
@@ -734,8 +757,113 @@ _tmux_run_teardown() {
   _tmux_run_untrap_int
   unset _tmux_run_helper_pid _tmux_run_req_fd _tmux_run_rsp_fd _tmux_run_base _tmux_run_generation
   unset _tmux_run_inbuf _tmux_run_enrollment _tmux_run_always _tmux_run_asking _tmux_run_mode_sent
-  unset _tmux_run_since _tmux_run_node
+  unset _tmux_run_since _tmux_run_node _tmux_run_dormant _tmux_run_waking _tmux_run_keep_fd
   return 0
+}
+
+# Dormant helpers (docs/light.md). A helper idle for TMUX_RUN_IDLE says D and exits
+# (helper/dormancy.ts); the enrollment stays. A broker that needs it writes U into the request
+# FIFO (src/broker/wake.ts); the line editor's handler starts a helper again, with the same
+# enrollment (helper/wake.ts). Nothing here types into the terminal or forks in the handler but
+# the helper's own start.
+
+# _tmux_run_sleep: the helper said D: it goes dormant and exits. The shell keeps a write end of the
+# request FIFO open itself (close-on-exec), so that no end of file comes once the helper is gone,
+# and a broker's U reaches the line editor.
+_tmux_run_sleep() {
+  emulate -L zsh
+  [[ -z $_tmux_run_dormant && -z $_tmux_run_waking && -n $_tmux_run_generation ]] || return 0
+  local keep=
+  sysopen -w -o cloexec,nonblock -u keep -- $_tmux_run_base.req 2>/dev/null || return 0
+  typeset -g _tmux_run_keep_fd=$keep _tmux_run_dormant=1 _tmux_run_mode_sent=
+  # zle stops watching a descriptor once it reported its hang-up: the helper waits for this Z
+  # before it exits (so the hang-up never comes), and a D read at a prompt watches it again.
+  print -rn -u $_tmux_run_rsp_fd -- $'Z\n' 2>/dev/null
+  zle -F -w $_tmux_run_req_fd _tmux_run_on_request 2>/dev/null
+  return 0
+}
+
+# _tmux_run_dormant_pending: at a prompt that finds the helper gone: true when its last line was D
+# (read now: a command held the prompt when it went), the pane then dormant.
+_tmux_run_dormant_pending() {
+  emulate -L zsh
+  local chunk
+  while sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; do _tmux_run_inbuf+=$chunk; done
+  [[ $'\n'$_tmux_run_inbuf == *$'\n'D$'\n'* ]] || return 1
+  _tmux_run_inbuf=${${:-$'\n'$_tmux_run_inbuf}#*$'\n'D$'\n'}
+  _tmux_run_sleep
+  [[ -n $_tmux_run_dormant ]]
+}
+
+# _tmux_run_wake: a broker asks for the dormant helper (U): it starts again as the first did
+# (_tmux_run_launch, with TMUX_RUN_NODE and TMUX_RUN_IDLE as they are now), with TMUX_RUN_WAKE naming
+# the enrollment in its environment only. Its descriptor 9 is the shell's kept write end, so a
+# helper that dies before its first word is heard (the end of the FIFO). Once: the U of other
+# brokers meanwhile finds it waking, or awake.
+_tmux_run_wake() {
+  emulate -L zsh
+  setopt local_options no_bg_nice
+  [[ -n $_tmux_run_dormant && -n $_tmux_run_keep_fd ]] || return 0
+  local base=$_tmux_run_base node=${TMUX_RUN_NODE:-node} main=${_tmux_run_snippet:h:h}/dist/helper/main.js
+  { export TMUX_RUN_WAKE=$_tmux_run_enrollment; _tmux_run_launch $base $node $main 9>&$_tmux_run_keep_fd } &!
+  typeset -g _tmux_run_helper_pid=$! _tmux_run_waking=1 _tmux_run_since=${(%):-"%D{%s}"} _tmux_run_node=$node
+  unset _tmux_run_dormant
+  { exec {_tmux_run_keep_fd}>&- } 2>/dev/null
+  unset _tmux_run_keep_fd
+  return 0
+}
+
+# _tmux_run_woken LINE: the woken helper's first line: R with this enrollment's generations (awake
+# again: the mode is reported at once), or E REASON. Returns 1 when the enrollment ended.
+_tmux_run_woken() {
+  emulate -L zsh
+  if [[ $1 == "R $_tmux_run_generation $_tmux_run_enrollment" ]]; then
+    unset _tmux_run_waking
+    _tmux_run_mode_sent=
+    _tmux_run_precmd
+    return 0
+  fi
+  local reason="the helper answered in a way this snippet does not understand"
+  [[ $1 == E\ * ]] && reason=${1#E }
+  _tmux_run_wake_failed $reason
+  return 1
+}
+
+# _tmux_run_wake_pending: a prompt while the woken helper starts: one gone or silent for 10 seconds
+# ends the enrollment (what it said before it went is read first).
+_tmux_run_wake_pending() {
+  emulate -L zsh
+  setopt local_options extended_glob
+  if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
+    (( ${(%):-"%D{%s}"} - _tmux_run_since < 10 )) && return 0
+    _tmux_run_wake_failed "the helper did not become ready within 10 seconds"
+    return 0
+  fi
+  local chunk line
+  while sysread -t 0 -i $_tmux_run_req_fd chunk 2>/dev/null; do _tmux_run_inbuf+=$chunk; done
+  while [[ $_tmux_run_inbuf == *$'\n'* ]]; do
+    line=${_tmux_run_inbuf%%$'\n'*}; _tmux_run_inbuf=${_tmux_run_inbuf#*$'\n'}
+    [[ $line == (R|E)\ * ]] || continue
+    _tmux_run_woken $line && _tmux_run_lost
+    return 0
+  done
+  _tmux_run_wake_gone
+}
+
+# _tmux_run_wake_gone: the woken helper is gone before its first line: the reason is in its log.
+_tmux_run_wake_gone() {
+  emulate -L zsh
+  local REPLY
+  _tmux_run_log_reason $_tmux_run_base.log
+  _tmux_run_wake_failed "the helper exited before it was ready: $REPLY"
+}
+
+# _tmux_run_wake_failed REASON: the helper could not be started again: the enrollment ends (its
+# record goes, so the broker that asked refuses the call, wake_failed, with nothing run), the log
+# is kept, and the pane is told once.
+_tmux_run_wake_failed() {
+  emulate -L zsh
+  _tmux_run_failed $1 "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
 }
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
@@ -751,6 +879,12 @@ tmux_run_unenroll() {
     return 1
   fi
   local pane=$TMUX_PANE pid=$_tmux_run_helper_pid
+  if [[ -n $_tmux_run_dormant ]]; then
+    # No helper to stop (its pid may be another process's by now): the files go with the teardown.
+    _tmux_run_teardown
+    print -r -- "tmux-run: pane $pane unenrolled"
+    return 0
+  fi
   # The helper removes its record first thing on SIGTERM; closing the channel also ends it.
   kill -TERM $pid 2>/dev/null
   _tmux_run_teardown

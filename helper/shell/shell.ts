@@ -57,6 +57,10 @@ export interface Shell {
   notify(text: string): void;
   /** Tells the shell its enrollment was revoked. */
   revoked(): void;
+  /** Says TEXT once in the pane, notices on or off (a setting the helper could not use: TMUX_RUN_IDLE). */
+  tell(text: string): void;
+  /** Tells the shell this helper goes dormant (helper/dormancy.ts); resolves once told (or after a short bound). */
+  dormant(): Promise<void>;
   /** Asks whether the shell is idle with an empty line; on yes, with the snapshot it wrote. */
   ask(timeoutMs: number, opts?: AskOptions): Promise<AskResult>;
   close(): void;

@@ -11,8 +11,9 @@
 //              the shell never reads half of it. Lines, each ended by \n, in this order:
 //                R GENERATION ENROLLMENT   the helper is ready (32 hex each), or
 //                E REASON                  enrollment failed (one line of text), or
-//                X                         the enrollment was revoked;
-//              (exactly one of these three first; none before the helper's first word: no file)
+//                X                         the enrollment was revoked, or
+//                D                         the helper goes dormant (helper/dormancy.ts) and exits;
+//              (exactly one of these four first; none before the helper's first word: no file)
 //                Q NONCE[ fresh]           a request is out (32 hex, fresh for each request);
 //                                          at most one; absent when none is out. `fresh`
 //                                          (fish): render the prompt again, not as cached
@@ -55,6 +56,9 @@
 //              rewritten at a prompt when it changed; read by the helper when a listing asks
 //              (informational: the shell decides at each run), and before a notice: a quiet
 //              shell is not woken for one.
+//   BASE.wake  broker -> a dormant pane's shell: `U\n` (start the helper again: TMUX_RUN_WAKE names
+//              the enrollment in its environment, helper/wake.ts) or `X\n` (revoked), then SIGWINCH
+//              (src/enrollment/dormant.ts); the shell empties it once read.
 //   BASE.log   the helper's stdout and stderr (made by the shell when it starts the helper).
 //   BASE.trap  scratch file of the shell's (bash: `trap -p` read back without a fork).
 //
@@ -209,6 +213,21 @@ export class SignalShell extends LineShell implements Shell {
     this.status = 'X';
     this.request = [];
     this.flush(true);
+  }
+
+  /** S TEXT: the shell says it once (notices on or off), as the prompt probe's word. */
+  tell(text: string): void {
+    this.said = `S ${text}`;
+    this.flush(true);
+  }
+
+  /** D first: the helper goes dormant; the shell then starts one again on a wake (BASE.wake). */
+  dormant(): Promise<void> {
+    this.status = 'D';
+    this.request = [];
+    this.notice = undefined;
+    this.flush(true);
+    return Promise.resolve();
   }
 
   protected write(line: string): void {

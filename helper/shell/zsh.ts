@@ -13,6 +13,8 @@ import type { ApproveMode, Shell } from './shell.js';
 
 /** Unanswered text from the shell kept at most (a line is a few dozen bytes; more is noise). */
 const MAX_PENDING = 64 * 1024;
+/** How long a helper going dormant waits for the shell's Z before it exits anyway. */
+const DORMANT_ACK_MS = 2000;
 
 export class ZshShell extends LineShell implements Shell {
   readonly name = 'zsh';
@@ -65,6 +67,10 @@ export class ZshShell extends LineShell implements Shell {
         this.sandbox = sandbox;
         continue;
       }
+      if (line === 'Z') {
+        this.ackDormant?.();
+        continue;
+      }
       // A line for a nonce nobody waits for is a late answer: ignored, never acted on.
       this.deliver(line);
     }
@@ -87,6 +93,30 @@ export class ZshShell extends LineShell implements Shell {
    * has been handed to the FIFO (or after a short bound), so the process can exit right after.
    */
   fail(reason: string): Promise<void> {
+    return this.writeLast(`E ${reason.replace(/[\r\n]/g, ' ')}`);
+  }
+
+  /**
+   * Tells the shell this helper goes dormant: D; resolves once the shell answered Z (it keeps the
+   * request FIFO open itself from then on, so its line editor never sees the FIFO hang up), or after
+   * DORMANT_ACK_MS (a command holds the prompt: the shell reads the D at its next prompt).
+   */
+  dormant(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, DORMANT_ACK_MS);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.ackDormant = done;
+      void this.writeLast('D');
+    });
+  }
+
+  private ackDormant: (() => void) | undefined;
+
+  /** Writes a last line; resolves once it is handed to the FIFO (or after a short bound), so the process can exit. */
+  private writeLast(line: string): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, 500);
       if (this.closed || !this.req) {
@@ -94,7 +124,7 @@ export class ZshShell extends LineShell implements Shell {
         resolve();
         return;
       }
-      this.req.write(`E ${reason.replace(/[\r\n]/g, ' ')}\n`, 'utf8', () => {
+      this.req.write(`${line}\n`, 'utf8', () => {
         clearTimeout(timer);
         resolve();
       });
@@ -104,6 +134,11 @@ export class ZshShell extends LineShell implements Shell {
   /** Draws a one-line notice in the pane (zle -M); the shell drops it when notices are off. */
   notify(text: string): void {
     this.write(`N ${text}`);
+  }
+
+  /** S TEXT: said once above the prompt, notices on or off. */
+  tell(text: string): void {
+    this.write(`S ${text}`);
   }
 
   /** Tells the shell its enrollment was revoked. */

@@ -11,6 +11,8 @@ import { recordProblem, recordsFor } from './registry.js';
 import { BUILD_ID } from '../protocol/build.js';
 import { authorizationOf, failure, type Authorization, type Target, type ToolResult } from './result.js';
 import { escapeControls } from './escape.js';
+import { readStatus } from '../enrollment/pane-status.js';
+import { isDormant } from '../enrollment/dormant.js';
 
 /** A refusal made before anything was sent: audited and logged by the caller's `refuse`. */
 export type Refuse = (code: ErrorCode, message: string) => ToolResult;
@@ -64,7 +66,9 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
       `pane ${target.id} has no enrollment with generation ${target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes${after}`,
     );
   }
-  const problem = recordProblem(rec);
+  let problem = recordProblem(rec);
+  // A dormant pane's record names a helper that is gone: its pid may be another process's by now.
+  if (problem && isDormant(readStatus(dir, rec))) problem = recordProblem(rec, undefined);
   if (problem) {
     return refuse(
       'not_enrolled',

@@ -6,7 +6,8 @@ import { scriptDigest } from '../enrollment/generation.js';
 import type { InputMode, Overflow, Request, TerminalSize } from '../protocol/messages.js';
 import { failure, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
-import { authorizeHeld, authorizeRun, isRecord, resolveTarget, scriptProblem } from './authorize.js';
+import { authorizeHeld, authorizeRun, isRecord, scriptProblem } from './authorize.js';
+import { resolveAwake } from './wake.js';
 import { auditedOutcome } from './held-outcome.js';
 import { escapeControls } from './escape.js';
 import { converse } from './held-link.js';
@@ -57,7 +58,7 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
   const bad = scriptProblem(args.script, 'tmux_run_start');
   if (bad) return bad;
   const digest = scriptDigest(args.script);
-  const resolved = resolveTarget(
+  const resolved = await resolveAwake(
     ctx.dir,
     args.target,
     brokerRefusal(ctx, {
@@ -116,7 +117,7 @@ export async function heldTool(
   const v = op === 'wait' ? validateWaitInput(raw) : validateCancelInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid ${name} arguments: ${v.message}`, 'not_sent');
   const args = raw as HeldArgs;
-  const resolved = resolveTarget(
+  const resolved = await resolveAwake(
     ctx.dir,
     args.target,
     (code, message) => {

@@ -26,7 +26,11 @@ import { parseModes, readShellFile } from '../enrollment/shell-modes.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
+import { dormantShell, isDormant } from '../enrollment/dormant.js';
 import type { AuditLog } from '../audit/audit-log.js';
+
+/** A listed pane whose helper runs (not dormant): what enrolling one gives. */
+export type AwakeListing = PaneListing & { helper_pid: number };
 
 /** One live enrollment as `tmux-run panes --json` and `tmux_enrolled_panes` show it. */
 export interface PaneListing {
@@ -37,8 +41,9 @@ export interface PaneListing {
   window_name: string;
   cwd: string | null;
   shell_pid: number;
-  helper_pid: number;
-  state: 'idle' | 'busy' | 'running' | 'awaiting_approval';
+  /** null while the pane is dormant (no helper runs: the next call that needs one has the shell start it). */
+  helper_pid: number | null;
+  state: 'idle' | 'busy' | 'running' | 'awaiting_approval' | 'dormant';
   /** TMUX_RUN_APPROVE as of the shell's last prompt. */
   mode: 'ask' | 'auto' | 'unknown';
   /** TMUX_RUN_SANDBOX as of the shell's last prompt. */
@@ -179,8 +184,9 @@ const isSocketFile = (path: string): boolean => {
   }
 };
 
-/** What a listing needs to know of a live helper: what a pong says. */
+/** What a listing needs to know of a live helper: what a pong says (or, for a dormant pane, what its status says). */
 type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
+type Listed = Omit<Pong, 'state'> & { state: PaneListing['state'] };
 
 /**
  * The pong a live helper would give, from what the registry and /proc already hold: its published
@@ -195,11 +201,17 @@ export function pongFromStatus(
   s: PaneStatus,
   helper: ProcStat | undefined,
   shell: ProcStat | undefined,
-): Pong | undefined {
+): Listed | undefined {
+  if (isDormant(s)) return dormantShell(rec, s, shell) === 'same' ? shellSide(dir, rec, s, 'dormant') : undefined;
   // Stopped (T, t) or dead (Z, X): it would answer nothing, so it is not listed, as a ping would not.
   if (!helper || 'TtZX'.includes(helper.state) || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
     return undefined;
   if (!isSocketFile(recordSocket(dir, rec))) return undefined;
+  return shellSide(dir, rec, s, s.run ?? (statBusy(shell) ? 'busy' : 'idle'));
+}
+
+/** The listing's answer from the shell's side (/proc and the channel's mode file) and the status. */
+function shellSide(dir: string, rec: EnrollmentRecord, s: PaneStatus, state: Listed['state']): Listed {
   let cwd: string | null;
   try {
     cwd = readlinkSync(`/proc/${rec.shell_pid}/cwd`);
@@ -212,7 +224,7 @@ export function pongFromStatus(
     type: 'pong',
     pid: s.helper_pid,
     shell_pid: rec.shell_pid,
-    state: s.run ?? (statBusy(shell) ? 'busy' : 'idle'),
+    state,
     cwd,
     queued: s.queued,
     generation: rec.generation,
@@ -245,7 +257,8 @@ export async function listEnrolled(
   const out: PaneListing[] = [];
   records.forEach((rec, i) => {
     const [shell, helper, status] = [procStat(rec.shell_pid), procStat(rec.helper_pid), statuses[i]];
-    const pong = status ? pongFromStatus(dir, rec, status, helper, shell) : answers[i];
+    const pong: Listed | undefined = status ? pongFromStatus(dir, rec, status, helper, shell) : answers[i];
+    const dormant = pong?.state === 'dormant';
     const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
     const ok =
       pong !== undefined &&
@@ -256,8 +269,8 @@ export async function listEnrolled(
       pane.server_pid === rec.tmux_server_pid &&
       pane.pane_tty === rec.shell_tty &&
       shell?.startTicks === rec.shell_start &&
-      helper?.ppid === rec.shell_pid &&
-      recordProblem(rec, helper) === undefined;
+      (dormant || helper?.ppid === rec.shell_pid) &&
+      recordProblem(rec, dormant ? undefined : helper) === undefined;
     if (!ok) {
       if (opts.cleanup && pong === undefined && !helperAlive(rec)) {
         removeEnrollmentFiles(
@@ -278,7 +291,7 @@ export async function listEnrolled(
       window_name: pane.window_name,
       cwd: pong.cwd,
       shell_pid: rec.shell_pid,
-      helper_pid: rec.helper_pid,
+      helper_pid: dormant ? null : rec.helper_pid,
       state: pong.state,
       mode: pong.mode,
       sandbox: pong.sandbox ?? 'unknown',

@@ -9,7 +9,8 @@ import { askOnce } from './helper-client.js';
 import { recordSocket } from './registry.js';
 import type { Delivery, Target } from './result.js';
 import { validateInputInput, validateScreenInput } from './contract.js';
-import { authorizeHeld, isRecord, resolveTarget } from './authorize.js';
+import { authorizeHeld, isRecord } from './authorize.js';
+import { resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeControls } from './escape.js';
 
@@ -60,7 +61,7 @@ async function ask<T extends Reply['type']>(
   op: 'input' | 'screen',
   want: T,
 ): Promise<Extract<Reply, { type: T }> | Refusal> {
-  const resolved = resolveTarget(
+  const resolved = await resolveAwake(
     ctx.dir,
     args.target,
     (code, message) => refuse(code, message),

@@ -8,7 +8,8 @@ import { askOnce } from './helper-client.js';
 import { recordSocket } from './registry.js';
 import { failure, type Target, type ToolResult } from './result.js';
 import { validateOutputInput } from './contract.js';
-import { authorizeHeld, isRecord, resolveTarget } from './authorize.js';
+import { authorizeHeld, isRecord } from './authorize.js';
+import { resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeOutput } from './escape.js';
 
@@ -32,7 +33,7 @@ export async function outputTool(raw: unknown, ctx: Pick<RunContext, 'dir'>): Pr
   const v = validateOutputInput(raw);
   if (!v.ok) return refuse('invalid_arguments', `invalid tmux_run_output arguments: ${v.message}`);
   const args = raw as OutputArgs;
-  const resolved = resolveTarget(
+  const resolved = await resolveAwake(
     ctx.dir,
     args.target,
     (code, message) => failure(code, message, 'not_sent'),

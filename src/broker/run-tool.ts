@@ -10,7 +10,8 @@ import { failure, type ToolResult } from './result.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import type { Transport } from '../protocol/transport.js';
 import { validateRunInput } from './contract.js';
-import { authorizeRun, isRecord, resolveTarget, scriptProblem } from './authorize.js';
+import { authorizeRun, isRecord, scriptProblem } from './authorize.js';
+import { resolveAwake } from './wake.js';
 import { exchangeRun } from './run-exchange.js';
 import type { RunArgs, RunContext } from './run-context.js';
 
@@ -50,7 +51,7 @@ export async function runTool(raw: unknown, ctx: RunContext): Promise<ToolResult
   if (bad) return bad;
   const digest = scriptDigest(args.script);
   ctx.trace?.mark('validated');
-  const resolved = resolveTarget(
+  const resolved = await resolveAwake(
     ctx.dir,
     args.target,
     brokerRefusal(ctx, { pane_id: args.target.id, script_digest: digest, tag: `run (sha256 ${digest.slice(0, 12)})` }),

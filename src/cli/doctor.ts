@@ -193,7 +193,8 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
   try {
     const records = scanRecords(dir);
     const live = await listEnrolled(dir);
-    const names = live.map((p) => p.pane_id).join(', ');
+    // A dormant pane (its helper let itself go, idle: docs/light.md) says so: state: dormant.
+    const names = live.map((p) => (p.state === 'dormant' ? `${p.pane_id} state: dormant` : p.pane_id)).join(', ');
     const stale = records.length - live.length;
     const staleText =
       stale > 0

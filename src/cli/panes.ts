@@ -11,6 +11,7 @@ const STATE_COLOR: Record<PaneListing['state'], Color> = {
   busy: 'yellow',
   running: 'cyan',
   awaiting_approval: 'bold',
+  dormant: 'dim',
 };
 
 /** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */

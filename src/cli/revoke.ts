@@ -5,6 +5,8 @@ import { recordPath } from '../enrollment/layout.js';
 import { signRevoke } from '../protocol/token.js';
 import type { Reply } from '../protocol/messages.js';
 import { connectHelper, exchange } from '../broker/helper-client.js';
+import { readStatus } from '../enrollment/pane-status.js';
+import { askShell, isDormant } from '../enrollment/dormant.js';
 import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../broker/registry.js';
 import { CliError, UsageError } from './errors.js';
 import { escapeControls } from '../broker/escape.js';
@@ -136,8 +138,16 @@ Options:
         : records.find((r) => r.enrollment_generation === target.enrollment_generation);
     if (rec === undefined) throw notFound();
 
-    const confirmed = await sendRevoke(dir, rec);
-    if (!confirmed) {
+    // A dormant pane has no helper to ask: its shell is told (X), and the record goes, so nothing can wake it.
+    const dormant = isDormant(readStatus(dir, rec));
+    if (dormant) {
+      const told = askShell(dir, rec, 'X');
+      removeEnrollmentFiles(dir, rec, told ? new Set([rec.channel]) : undefined, 'cli');
+    }
+    const confirmed = !dormant && (await sendRevoke(dir, rec));
+    if (dormant) {
+      /* done above */
+    } else if (!confirmed) {
       removeEnrollmentFiles(dir, rec, undefined, 'cli');
       io.err(
         `tmux-run: the helper (pid ${rec.helper_pid}) did not answer; removed its enrollment files (it exits when its record is gone)\n`,

@@ -53,6 +53,8 @@ export const CHANNEL = {
   modes: '.mode',
   /** bash only: the line check the shell could load (shell/tmux-run.bash, helper/shell/bash.ts). */
   check: '.check',
+  /** bash and fish: a broker's request to a dormant pane's shell, U (start the helper again) or X (revoked): src/enrollment/dormant.ts. */
+  wake: '.wake',
 } as const;
 /** Every suffix of any shell's channel (what a cleanup removes). */
 export const CHANNEL_SUFFIXES: readonly string[] = Object.values(CHANNEL);
@@ -75,6 +77,7 @@ export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [
   CHANNEL.snapshot,
   CHANNEL.log,
   CHANNEL.traps,
+  CHANNEL.wake,
 ];
 /** The suffixes bash's channel uses (shell/tmux-run.bash): the signal-woken ones and its check. */
 export const BASH_CHANNEL_SUFFIXES: readonly string[] = [...SIGNAL_CHANNEL_SUFFIXES, CHANNEL.check];

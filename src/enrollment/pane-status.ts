@@ -19,8 +19,17 @@ export interface PaneStatus {
   run: 'running' | 'awaiting_approval' | null;
   /** Runs waiting in the pane's queue. */
   queued: number;
+  /** Runs this helper admitted since it started (absent: none); a broker releases the calls that waited for a wake in order by it. */
+  admitted?: number;
   /** Why the screen check cannot serve the shell's prompt, once the helper found it (helper/shell/prompt-probe.ts). */
   prompt_refused?: string;
+  /**
+   * The helper let itself go, idle (helper/dormancy.ts): the pane stays enrolled, and the next call
+   * that needs it has the shell start it again (src/broker/wake.ts). Written last, before it exits.
+   */
+  dormant?: true;
+  /** With `dormant`: the shell's program image then (src/os/proc.ts): another one means the shell ran `exec`. */
+  shell_image?: string;
 }
 
 /** Writes the status 0600 under a temporary name, then renames it into place. */
@@ -47,7 +56,10 @@ export function parseStatus(data: unknown): PaneStatus | undefined {
     (s.run === null || s.run === 'running' || s.run === 'awaiting_approval') &&
     Number.isSafeInteger(s.queued) &&
     (s.queued as number) >= 0 &&
-    (s.prompt_refused === undefined || (typeof s.prompt_refused === 'string' && s.prompt_refused.length <= 2000));
+    (s.prompt_refused === undefined || (typeof s.prompt_refused === 'string' && s.prompt_refused.length <= 2000)) &&
+    (s.admitted === undefined || (Number.isSafeInteger(s.admitted) && (s.admitted as number) >= 0)) &&
+    (s.dormant === undefined || (s.dormant === true && typeof s.shell_image === 'string')) &&
+    (s.shell_image === undefined || (typeof s.shell_image === 'string' && s.shell_image.length <= 64));
   return ok ? (s as unknown as PaneStatus) : undefined;
 }
 

@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'input_backlog',
   'run_attached',
   'not_a_terminal',
+  'wake_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -2,7 +2,7 @@
 // FILE -i`) in a harness pane, enrolled as a person does it (typing `source` into it).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PaneListing } from '../../src/broker/registry.js';
+import type { AwakeListing, PaneListing } from '../../src/broker/registry.js';
 import { waitListed } from '../support/enrollment.js';
 import type { Pane } from '../support/pane.js';
 import { ROOT } from '../support/product.js';
@@ -36,7 +36,7 @@ export async function bashPane(server: TmuxServer, opts: BashPaneOptions = {}): 
 }
 
 /** Sources the bash snippet in `pane` (it must succeed) and waits until the pane is listed. */
-export async function enrollBash(pane: Pane, dir = pane.server.registryDir): Promise<PaneListing> {
+export async function enrollBash(pane: Pane, dir = pane.server.registryDir): Promise<AwakeListing> {
   const r = await pane.runWithStatus(BASH_SOURCE, { timeoutMs: 20_000 });
   if (r.status !== 0) throw new Error(`enrolling ${pane.id} failed (status ${r.status}): ${r.output}`);
   if (r.output !== '') throw new Error(`enrolling ${pane.id} printed ${JSON.stringify(r.output)}`);
@@ -47,7 +47,7 @@ export async function enrollBash(pane: Pane, dir = pane.server.registryDir): Pro
 export async function enrolledBash(
   server: TmuxServer,
   opts: BashPaneOptions = {},
-): Promise<{ pane: Pane; listing: PaneListing }> {
+): Promise<{ pane: Pane; listing: AwakeListing }> {
   const pane = await bashPane(server, opts);
   return { pane, listing: await enrollBash(pane) };
 }
@@ -57,7 +57,7 @@ export interface BashFixture {
   scope: Scope;
   server: TmuxServer;
   pane: Pane;
-  listing: PaneListing;
+  listing: AwakeListing;
   mcp: McpHandle;
   /** tmux_run on the fixture's pane (or `listing`), the result checked against the contract. */
   run(script: string, listing?: PaneListing): Promise<Record<string, any>>;

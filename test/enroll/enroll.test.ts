@@ -293,7 +293,7 @@ describe('what enrolling leaves alone', () => {
       output: `tmux-run: pane ${pane.id} unenrolled`,
       status: 0,
     });
-    expect(processAlive(listing.helper_pid)).toBe(false);
+    expect(processAlive(listing.helper_pid!)).toBe(false);
     expect(filesIn(server.registryDir)).toEqual([]);
     expect(await pane.run('setopt')).toBe(before.options);
     await pane.kill();

@@ -67,7 +67,7 @@ async function expectHonestEnd(
   await sleep(300);
   expect(existsSync(join(marks, 'queued-1'))).toBe(false);
   expect(existsSync(join(marks, 'queued-2'))).toBe(false);
-  expect(processAlive(listing.helper_pid)).toBe(false);
+  expect(processAlive(listing.helper_pid!)).toBe(false);
 }
 
 describe('the pane goes away under a run', () => {

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
-import type { PaneListing } from '../../src/broker/registry.js';
+import type { AwakeListing, PaneListing } from '../../src/broker/registry.js';
 import { waitListed } from '../support/enrollment.js';
 import type { McpHandle } from '../support/mcp.js';
 import type { Pane } from '../support/pane.js';
@@ -64,7 +64,7 @@ export async function fishPane(server: TmuxServer, opts: FishPaneOptions = {}): 
 }
 
 /** Types the source line into a fish pane (it must succeed) and waits until the pane is listed. */
-export async function enrollFish(pane: Pane): Promise<PaneListing> {
+export async function enrollFish(pane: Pane): Promise<AwakeListing> {
   const r = await pane.runWithStatus(FISH_SOURCE, { timeoutMs: 20_000 });
   if (r.status !== 0) throw new Error(`enrolling ${pane.id} failed (status ${r.status}): ${r.output}`);
   return waitListed(pane, await pane.shellPid());

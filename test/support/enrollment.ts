@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { listEnrolled, type PaneListing } from '../../src/broker/registry.js';
+import { listEnrolled, type AwakeListing, type PaneListing } from '../../src/broker/registry.js';
 import { scriptDigest } from '../../src/enrollment/generation.js';
 import { readRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { Binding } from '../../src/protocol/token.js';
@@ -23,7 +23,7 @@ export function listed(dir: string): Promise<PaneListing[]> {
  * until the broker lists this pane's shell in `dir`, and the shell has read the helper's ready line
  * (it then reports its approval mode, so the listing's mode is no longer `unknown`).
  */
-export async function enroll(pane: Pane, dir = pane.server.registryDir): Promise<PaneListing> {
+export async function enroll(pane: Pane, dir = pane.server.registryDir): Promise<AwakeListing> {
   const r = await pane.runWithStatus(SOURCE, { timeoutMs: 20_000 });
   if (r.status !== 0) throw new Error(`enrolling ${pane.id} failed (status ${r.status}): ${r.output}`);
   const shellPid = await pane.shellPid();
@@ -31,10 +31,13 @@ export async function enroll(pane: Pane, dir = pane.server.registryDir): Promise
 }
 
 /** Waits until `pane`'s shell `shellPid` is listed in `dir` and has read its helper's ready line. */
-export async function waitListed(pane: Pane, shellPid: number, dir = pane.server.registryDir): Promise<PaneListing> {
+export async function waitListed(pane: Pane, shellPid: number, dir = pane.server.registryDir): Promise<AwakeListing> {
   return waitUntil(
     async () =>
-      (await listEnrolled(dir)).find((p) => p.pane_id === pane.id && p.shell_pid === shellPid && p.mode !== 'unknown'),
+      (await listEnrolled(dir)).find(
+        (p): p is AwakeListing =>
+          p.pane_id === pane.id && p.shell_pid === shellPid && p.mode !== 'unknown' && p.helper_pid !== null,
+      ),
     10_000,
     `pane ${pane.id} to be listed`,
   );
@@ -44,7 +47,7 @@ export async function waitListed(pane: Pane, shellPid: number, dir = pane.server
 export async function enrolledPane(
   server: TmuxServer,
   opts?: NewPaneOptions,
-): Promise<{ pane: Pane; listing: PaneListing }> {
+): Promise<{ pane: Pane; listing: AwakeListing }> {
   const pane = await server.newPane(opts);
   return { pane, listing: await enroll(pane) };
 }

@@ -13,7 +13,7 @@ import type { AuditLog } from '../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../src/enrollment/record.js';
 import { monotonicMs } from '../src/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
-import type { RunOutcome } from './run/runner.js';
+import type { RunOutcome } from './run/run-spec.js';
 import type { Shell } from './shell/shell.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { finishJob, unranEnd, unstartedMessage } from './queue/ending.js';

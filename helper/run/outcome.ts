@@ -4,7 +4,7 @@ import type { InputFeed } from './input-feed.js';
 import type { Reply, Truncation } from '../../src/protocol/messages.js';
 import type { Binding } from '../../src/protocol/token.js';
 import type { AuditEntry } from '../../src/audit/audit-log.js';
-import type { RunOutcome } from './runner.js';
+import type { RunOutcome } from './run-spec.js';
 import { byClient, clientEntry, err, short, STOP_DETAIL, stopDetail, type StopReason } from '../queue/job.js';
 import { characterStart } from '../output/stream-window.js';
 

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { Completion, Overflow } from '../../src/protocol/messages.js';
+import type { Completion } from '../../src/protocol/messages.js';
 import { groupAlive } from '../../src/os/proc.js';
 import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
@@ -13,59 +13,14 @@ import type { WallsEnd, WallsRunEvents } from '../sandbox/walls.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
 import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
 import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
-import type { InputFeed } from './input-feed.js';
 import type { RunTerminal } from './terminal.js';
-
-export interface RunSpec {
-  script: string;
-  cwd: string;
-  env: Record<string, string>;
-  umask: number | undefined;
-  /** The cwd and env byte for byte (one character per byte), when some byte is not UTF-8 (helper/run/exact-exec.ts). */
-  bytes?: Pick<SnapshotFields, 'cwd' | 'env'>;
-  stdoutLimit: number;
-  stderrLimit: number;
-  /** tail: a stream over its limit keeps its last bytes and the run goes on (default stop). */
-  overflow?: Overflow;
-  /** Run inside the pane's walls (helper/sandbox/walls.ts) rather than as a /bin/sh of its own. */
-  launcher?: RunLauncher;
-  /** input pipe or terminal: what the run is given to read (absent: stdin is /dev/null). */
-  input?: InputFeed;
-  /** input terminal: the run's own pseudo-terminal (its stdin, stdout and stderr). */
-  terminal?: RunTerminal;
-}
+import type { EndReason, RunLauncher, RunOutcome, RunSpec, WallsInput } from './run-spec.js';
 
 /** A started plain run: its pid, the streams the helper reads, and where its input goes (if any). */
 interface Started {
   pid: number | undefined;
   outputs: Readable[];
   stdin?: Writable;
-}
-
-/** Where a sandboxed run goes: the pane's kept-alive walls, which start /bin/sh and report its end. */
-export interface RunLauncher {
-  /** The walls' process group: what the broker stops should this helper die. */
-  pgid: number | undefined;
-  /** `input`: the run's stdin (absent: /dev/null); a terminal is made in the walls, its master sent back (events.terminal). */
-  launch(script: string, umask: number | undefined, events: WallsRunEvents, input?: WallsInput): void;
-}
-
-/** What a walled run's stdin is: a pipe the helper writes, or a terminal of its own of that size. */
-export type WallsInput = { kind: 'pipe' } | { kind: 'terminal'; cols: number; rows: number };
-
-/** Why a run ended; the first reason wins and every flag of the result derives from it. */
-export type EndReason = 'completed' | 'output_limit_exceeded' | 'cancelled' | 'spawn_failed' | 'sandbox_unavailable';
-
-export interface RunOutcome {
-  reason: EndReason;
-  completion?: Completion;
-  stdout: Buffer;
-  stderr: Buffer;
-  stdoutBytes: number;
-  stderrBytes: number;
-  overflow?: 'stdout' | 'stderr';
-  durationMs: number;
-  error?: string;
 }
 
 /** How long output is still collected after /bin/sh exits. */

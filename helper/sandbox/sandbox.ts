@@ -11,7 +11,7 @@ import { monotonicMs } from '../../src/protocol/trace.js';
 import { planSandbox, refuseWritable, sandboxArgs, type SandboxPlan, type SandboxValue } from './policy.js';
 import { gatherFacts, pathFacts, type FactMemo } from './facts.js';
 import { bytesOf, type Snapshot } from '../shell/snapshot.js';
-import type { RunLauncher } from '../run/runner.js';
+import type { RunLauncher } from '../run/run-spec.js';
 import { terminalEnv } from '../run/terminal.js';
 import type { InputMode } from '../../src/protocol/messages.js';
 import { Walls } from './walls.js';

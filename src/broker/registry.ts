@@ -245,19 +245,26 @@ export async function listEnrolled(
 ): Promise<PaneListing[]> {
   const records = scanRecords(dir);
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
-  const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>();
-  // Each helper's published status when there is one: no helper is asked, so a listing costs the
-  // same at 1 pane and at 20. A helper without one (of an older build, or one that could not write
-  // it) is asked.
+  // tmux is asked first: while its client runs (most of a listing's time), each helper's
+  // published status and its processes are read here. No helper is asked, so a listing costs
+  // about the same at 1 pane and at 20; a helper without a status (of an older build, or one that
+  // could not write it) is asked.
+  const tmuxPanes = Promise.all(sockets.map(async (s) => [s, await listPanes(s)] as const));
   const statuses = records.map((r) => readStatus(dir, r));
-  const [answers] = await Promise.all([
+  const procs = records.map((r) => [procStat(r.shell_pid), procStat(r.helper_pid)] as const);
+  const fromStatus = records.map((r, i) => {
+    const s = statuses[i];
+    return s ? pongFromStatus(dir, r, s, procs[i]![1], procs[i]![0]) : undefined;
+  });
+  const [answers, listed] = await Promise.all([
     Promise.all(records.map((r, i) => (statuses[i] ? Promise.resolve(undefined) : ping(recordSocket(dir, r))))),
-    Promise.all(sockets.map(async (s) => panesBySocket.set(s, await listPanes(s)))),
+    tmuxPanes,
   ]);
+  const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>(listed);
   const out: PaneListing[] = [];
   records.forEach((rec, i) => {
-    const [shell, helper, status] = [procStat(rec.shell_pid), procStat(rec.helper_pid), statuses[i]];
-    const pong: Listed | undefined = status ? pongFromStatus(dir, rec, status, helper, shell) : answers[i];
+    const [shell, helper, status] = [procs[i]![0], procs[i]![1], statuses[i]];
+    const pong: Listed | undefined = status ? fromStatus[i] : answers[i];
     const dormant = pong?.state === 'dormant';
     const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
     const ok =

@@ -2,7 +2,8 @@
 // the real bwrap and waiter), and the processes kept walls hold between runs.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type { InputFeed } from '../../helper/run/input-feed.js';
-import { Run, type RunOutcome } from '../../helper/run/runner.js';
+import { Run } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/run-spec.js';
 import { terminalEnv, type RunTerminal } from '../../helper/run/terminal.js';
 import type { Walls } from '../../helper/sandbox/walls.js';
 import { INNER_WAITER, prctlNumber, type WaiterProgram } from '../../helper/sandbox/waiter.js';

@@ -2,7 +2,7 @@
 // as it is; past it, its kept last bytes starting on a character, with every byte counted.
 import { describe, expect, it } from 'vitest';
 import { keptOf, reportOf, type Reported } from '../../helper/run/outcome.js';
-import type { RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/run-spec.js';
 
 describe('keptOf', () => {
   it('a stream within its limit is all there, not truncated', () => {

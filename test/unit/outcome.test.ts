@@ -2,7 +2,7 @@
 // pane's notice, for each way a run ends.
 import { describe, expect, it } from 'vitest';
 import { reportOf, type Reported } from '../../helper/run/outcome.js';
-import type { RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/run-spec.js';
 
 const runId = '0123456789abcdef'.repeat(2);
 const job: Reported = {

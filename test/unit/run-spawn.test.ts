@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupGone } from '../support/processes.js';
 import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
-import { Run, type RunOutcome, type RunSpec } from '../../helper/run/runner.js';
+import { Run } from '../../helper/run/runner.js';
+import type { RunOutcome, RunSpec } from '../../helper/run/run-spec.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tmux-run-spawn-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

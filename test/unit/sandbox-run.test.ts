@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/run-spec.js';
 import { Walls } from '../../helper/sandbox/walls.js';
 import { NATIVE_WAITER } from '../../src/os/native-spawn.js';
 import { INNER_SOCKET, waiterCommand, waiterProgram, type WaiterProgram } from '../../helper/sandbox/waiter.js';

@@ -4,7 +4,7 @@
 // sees every process of the walls) costs the next run nothing: it is started anew.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunOutcome } from '../../helper/run/runner.js';
+import type { RunOutcome } from '../../helper/run/run-spec.js';
 import { Walls } from '../../helper/sandbox/walls.js';
 import { processWalls } from '../../src/os/bwrap.js';
 import { waitUntil } from '../support/waiting.js';

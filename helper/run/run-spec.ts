@@ -1,7 +1,7 @@
 // What a run is given (RunSpec), where a walled run goes (RunLauncher) and what it comes to
 // (RunOutcome): the types of helper/run/runner.ts, shared with the queue, the sandbox and the tests.
 import type { Overflow, Completion } from '../../src/protocol/messages.js';
-import type { WallsRunEvents } from '../sandbox/walls.js';
+import type { WallsRunEvents } from '../sandbox/spare.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
 import type { InputFeed } from './input-feed.js';
 import type { RunTerminal } from './terminal.js';

@@ -9,7 +9,7 @@ import { monotonicMs } from '../../src/protocol/trace.js';
 import { Socket } from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
-import type { WallsEnd, WallsRunEvents } from '../sandbox/walls.js';
+import type { WallsEnd, WallsRunEvents } from '../sandbox/spare.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
 import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
 import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';

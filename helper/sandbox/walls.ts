@@ -28,8 +28,6 @@ import {
 import { wallsDir } from './walls-dir.js';
 import { channelFor, expectMaster, forgetMaster } from './channel.js';
 
-export type { WallsEnd, WallsRunEvents } from './spare.js';
-
 /** How long walls with no run stay up (they cost no CPU meanwhile, and under 1 MB of PSS with the C waiter, 5 with perl). */
 export const WALLS_IDLE_MS = 10 * 60 * 1000;
 /**

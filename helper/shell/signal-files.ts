@@ -1,7 +1,7 @@
 // The files of the signal-woken channel (the protocol: helper/shell/signal.ts): the helper's
 // messages written whole, the shell's files read without following links, and the answer and
 // mode files parsed (pure).
-import { closeSync, constants, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { RenderedPrompt } from './screen.js';
 
@@ -40,3 +40,23 @@ export function parseAnswer(data: Buffer): Answer | undefined {
 }
 
 export { parseModes } from '../../src/enrollment/shell-modes.js';
+
+/** Removes the shell's answer and snapshot files (before a new request: a late one is never taken for it). */
+export function removeAnswerFiles(base: string): void {
+  for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) {
+    try {
+      unlinkSync(base + suffix);
+    } catch {
+      /* not there */
+    }
+  }
+}
+
+/** Sends the shell SIGWINCH, the channel's wake (nothing when it is gone: the helper's watch ends the enrollment). */
+export function wakeShell(pid: number): void {
+  try {
+    process.kill(pid, 'SIGWINCH');
+  } catch {
+    // gone
+  }
+}

@@ -90,7 +90,6 @@
 //     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
 //   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
 //     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
-import { unlinkSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { AnswerWatch } from './answer-watch.js';
@@ -100,7 +99,7 @@ import { LineShell } from './line-shell.js';
 import { startProbe } from './prompt-probe.js';
 import { PaneScreen } from './pane-screen.js';
 import type { RenderedPrompt, ScreenVerdict } from './screen.js';
-import { parseAnswer, parseModes, readShellFile, writeMessages } from './signal-files.js';
+import { parseAnswer, parseModes, readShellFile, removeAnswerFiles, wakeShell, writeMessages } from './signal-files.js';
 import type { SignalShellTraits } from './signal-traits.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
@@ -308,25 +307,14 @@ export class SignalShell extends LineShell implements Shell {
     if (wake) this.wake();
   }
 
-  /** Sends the shell SIGWINCH (nothing when it is gone). */
   private wake(): void {
-    try {
-      process.kill(this.place.shellPid, 'SIGWINCH');
-    } catch {
-      // gone: the helper's watch ends the enrollment
-    }
+    wakeShell(this.place.shellPid);
   }
 
   private clearAnswer(): void {
     this.lastAnswer = '';
     this.prompt = undefined;
-    for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) {
-      try {
-        unlinkSync(this.base + suffix);
-      } catch {
-        /* not there */
-      }
-    }
+    removeAnswerFiles(this.base);
   }
 
   /** Reads BASE.ans; hands a complete answer not handed on yet to the waiting request. */

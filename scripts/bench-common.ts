@@ -4,9 +4,10 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openDescriptors, rssKiB } from '../test/support/processes.js';
+import { helperFlags } from './helper-flags.mjs';
 
-/** The flags shell/tmux-run.zsh starts the helper with; the floor runs under the same ones. */
-export const HELPER_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=32'];
+/** The flags shell/tmux-run.zsh starts the helper with (read from it: scripts/helper-flags.mjs); the floor runs under the same ones. */
+export const HELPER_FLAGS = helperFlags();
 export const BIG = 262144;
 /** Idle time before a memory sample: V8's memory reducer collects after about 8 s without work. */
 export const IDLE_MS = 12000;

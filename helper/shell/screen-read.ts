@@ -8,6 +8,24 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { nativeSpawn, spawnKind } from '../../src/os/native-spawn.js';
 import { notReadOnly, tmuxQuery } from '../../src/os/tmux.js';
 
+/**
+ * The only variables tmux's client gets: the locale (tmux wants a UTF-8 one) and TERM. A client
+ * sends the server each variable of its environment, one message each, which the server parses
+ * and keeps for the client's life: a few microseconds apiece on both sides, for a call that uses
+ * none of them (the socket is named with -S; display-message and capture-pane read no variable).
+ */
+export const SCREEN_ENV_NAMES = ['LC_ALL', 'LC_CTYPE', 'LANG', 'TERM'] as const;
+
+/** The environment of the call, from `env`: only SCREEN_ENV_NAMES (pure). */
+export function screenEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of SCREEN_ENV_NAMES) {
+    const v = env[name];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
 /** Bounds of the call: its output, and how long tmux may take. */
 const MAX_OUT = 4 << 20;
 const TIMEOUT_MS = 5000;
@@ -55,7 +73,7 @@ export async function screenQuery(socket: string, args: string[]): Promise<strin
   const command = notReadOnly(args);
   if (command !== undefined)
     throw new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`);
-  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = screenEnv();
   let exited!: (v: { code: number | null; signal: number | null }) => void;
   const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));
   const s = nativeSpawn([bin, '-S', socket, ...args], env, '/', (code, signal) => exited({ code, signal }));

@@ -337,15 +337,12 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
         set reason context:search
     else if test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto
         set reason approval_unavailable
-    else if not _tmux_run_snapshot $_tmux_run_m_nonce
+    else
+        _tmux_run_prompt
+        _tmux_run_snapshot $_tmux_run_m_nonce; and return 0
         set reason snapshot_failed
     end
-    if test -n "$reason"
-        _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $_tmux_run_m_nonce $reason
-        return 0
-    end
-    _tmux_run_prompt
-    _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $_tmux_run_m_nonce $_tmux_run_left $_tmux_run_right
+    _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $_tmux_run_m_nonce $reason
     return 0
 end
 
@@ -446,18 +443,20 @@ function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -g _tmux_run_drawn $key
 end
 
-# _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
-# joined as fish exports it: with ':' for a path variable, a name that ends in PATH or one set
-# with --path, with spaces otherwise; a quoted "$NAME" joins it so, in one step) to a new 0600
-# file, in one write; when TMUX_RUN_SANDBOX is set and not off, also the parameters the sandbox
-# reads, exported or not, as :NAME=VALUE (a list joined with colons). The helper begins its
-# screen read when the file appears (fish's reader takes no key until this handler returns).
-# The names exported and every value are read afresh at each answer (an export can change with
-# no event this snippet could see: a key binding, another fish's universal variable, the
-# person's own handlers); only the code that prints them is kept, made for the list of names it
-# prints and made again when the names exported are another list (_tmux_run_env_define). Every
-# local is prefixed: a local would hide the person's variable of the same name. Returns 1 when
-# the file cannot be made.
+# _tmux_run_snapshot NONCE: writes the snapshot, then at once the answer K NONCE with the prompt
+# rendered (_tmux_run_left, _tmux_run_right): the snapshot is NONCE, PWD and the exported
+# environment (NUL-separated, a list joined as fish exports it: with ':' for a path variable, a
+# name that ends in PATH or one set with --path, with spaces otherwise; a quoted "$NAME" joins it
+# so, in one step) in a new 0600 file, in one write; when TMUX_RUN_SANDBOX is set and not off,
+# also the parameters the sandbox reads, exported or not, as :NAME=VALUE (a list joined with
+# colons). The helper begins its screen read when the snapshot appears (fish's reader takes no
+# key until this handler returns), so nothing but the answer's own write comes after it. The
+# names exported and every value are read afresh at each answer (an export can change with no
+# event this snippet could see: a key binding, another fish's universal variable, the person's
+# own handlers); only the code that prints them is kept, made for the list of names it prints
+# and made again when the names exported are another list (_tmux_run_env_define). Every local is
+# prefixed: a local would hide the person's variable of the same name. Returns 1 when the
+# snapshot cannot be made, or the answer not written.
 function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
     # (A pipe between two builtins: a command substitution costs fish a thread, slow under load.)
     set --names -x | read -laz _tmux_run_names
@@ -485,6 +484,7 @@ function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux
         _tmux_run_env_print $_tmux_run_nonce $_tmux_run_kv
     else
         printf '%s\0' $_tmux_run_nonce $PWD $_tmux_run_env $_tmux_run_kv >?$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\n%s\0%s\0' $_tmux_run_nonce $_tmux_run_left $_tmux_run_right >$_tmux_run_base.ans 2>/dev/null
     end
     set -l rc $status
     set -g umask $saved
@@ -493,7 +493,7 @@ end
 
 # _tmux_run_env_define NAMES...: defines _tmux_run_env_print NONCE [EXTRA...], which writes NONCE,
 # PWD, NAME=VALUE for each of NAMES (its value as a quoted "$NAME" gives it: read when it runs)
-# and EXTRA to a new snapshot file in one printf, and keeps NAMES (space-joined: a name has no
+# and EXTRA to a new snapshot file in one printf, then the answer K (_tmux_run_snapshot), and keeps NAMES (space-joined: a name has no
 # space) in _tmux_run_env_names. Returns 1, defining nothing, when a name is not made only of
 # letters, digits and underscores (it could not be written into code as it is).
 function _tmux_run_env_define --description 'tmux-run: make the snapshot printer for the exported names'
@@ -506,6 +506,7 @@ function _tmux_run_env_define --description 'tmux-run: make the snapshot printer
     end
     eval "function _tmux_run_env_print --description 'tmux-run: print the snapshot'
         printf '%s\\0' \$argv[1] \$PWD $fields \$argv[2..-1] >?\$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\\n%s\\0%s\\0' \$argv[1] \$_tmux_run_left \$_tmux_run_right >\$_tmux_run_base.ans 2>/dev/null
     end"
     set -g _tmux_run_env_names "$argv"
 end

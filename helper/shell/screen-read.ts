@@ -28,12 +28,12 @@ export function screenEnv(env: NodeJS.ProcessEnv = process.env): Record<string, 
 
 /** Bounds of the call: its output, and how long tmux may take. */
 const MAX_OUT = 4 << 20;
-const TIMEOUT_MS = 5000;
+export const TIMEOUT_MS = 5000;
 
 let tmuxPath: string | null | undefined;
 
 /** tmux's absolute path (TMUX_RUN_TMUX, else PATH), found once; null when not found. */
-function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
+export function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
   if (tmuxPath !== undefined) return tmuxPath;
   const name = env.TMUX_RUN_TMUX || 'tmux';
   const dirs = isAbsolute(name) ? [''] : (env.PATH ?? '').split(delimiter).filter(Boolean);
@@ -52,7 +52,7 @@ function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
 }
 
 /** Reads a pipe's read end to its end (bounded), then closes it. */
-function drain(fd: number): Promise<Buffer> {
+export function drain(fd: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -64,6 +64,15 @@ function drain(fd: number): Promise<Buffer> {
     s.on('error', reject);
     s.on('close', () => resolve(Buffer.concat(chunks)));
   });
+}
+
+/** How tmux ended: what it printed (status 0), or an Error with its first line of complaint. */
+export function outcome(out: Buffer, err: Buffer, status: { code: number | null; signal: number | null }): string {
+  if (status.code === 0) return out.toString('utf8');
+  const said = err.toString('utf8').trim().split('\n')[0];
+  throw new Error(
+    said || `tmux ended with ${status.signal !== null ? `signal ${status.signal}` : `status ${status.code}`}`,
+  );
 }
 
 /** `tmux -S SOCKET ARGS...` (read-only questions) through the native spawn; resolves stdout. */
@@ -79,12 +88,7 @@ export async function screenQuery(socket: string, args: string[]): Promise<strin
   const s = nativeSpawn([bin, '-S', socket, ...args], env, '/', (code, signal) => exited({ code, signal }));
   const timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);
   try {
-    const [out, err, status] = await Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end]);
-    if (status.code === 0) return out.toString('utf8');
-    const said = err.toString('utf8').trim().split('\n')[0];
-    throw new Error(
-      said || `tmux ended with ${status.signal !== null ? `signal ${status.signal}` : `status ${status.code}`}`,
-    );
+    return outcome(...(await Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end])));
   } finally {
     clearTimeout(timer);
   }

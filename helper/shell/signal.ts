@@ -238,8 +238,9 @@ export class SignalShell extends LineShell implements Shell {
       this.clearAnswer();
       this.screen.forget();
       this.request = [this.fresh ? `${line} fresh` : line];
-      this.startWatch();
+      this.watch.start();
       this.flush(true);
+      if (!this.traits.exact) this.screen.prepare(); // after the wake: tmux starts while the shell answers
       clearInterval(this.rewake);
       this.rewake = setInterval(() => this.wake(), REWAKE_MS);
       this.check();
@@ -275,9 +276,13 @@ export class SignalShell extends LineShell implements Shell {
   /** One request and the shell's answer. */
   private async answerOnce(timeoutMs: number, opts: AskOptions, fresh: boolean): Promise<AskResult> {
     this.fresh = fresh;
+    let result: AskResult | undefined;
     try {
-      return await super.ask(timeoutMs, opts);
+      result = await super.ask(timeoutMs, opts);
+      return result;
     } finally {
+      // No K: no screen check follows, and the client held for it is let go.
+      if (!result?.ok) this.screen.forget();
       this.fresh = false;
       this.stopWatch();
       // Not rewritten now: a request the shell answered is never answered again (it keeps the
@@ -292,6 +297,7 @@ export class SignalShell extends LineShell implements Shell {
     this.closed = true;
     this.noticeWait.stop();
     this.probe?.stop();
+    this.screen.forget();
     this.stopWatch();
     this.endWaits();
   }
@@ -334,10 +340,6 @@ export class SignalShell extends LineShell implements Shell {
   /** The shell's handler wrote the snapshot for the request out: the screen read may begin (readsEarly). */
   private snapshotSeen(): void {
     if (this.traits.readsEarly && this.request.length > 0 && !this.closed) this.screen.readEarly();
-  }
-
-  private startWatch(): void {
-    this.watch.start();
   }
 
   private stopWatch(): void {

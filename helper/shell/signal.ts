@@ -24,10 +24,10 @@
 //                                          fish): the latest notice, SEQ counting up from 1
 //                S TEXT                    shells on the screen check: it cannot serve this prompt
 //                                          (helper/shell/prompt-probe.ts); said once in the pane
-//   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
-//              written by the shell with open/truncate, write, close, so the helper may see it
-//              half-written: an answer counts only when complete (below), else the helper waits
-//              for the next change. One of:
+//   BASE.ans   shell -> helper: the answer. Removed by the helper once read (answer-watch.ts) and
+//              before each Q; written by the shell with open/truncate, write, close, so the helper
+//              may see it half-written: an answer counts only when complete (below), else the
+//              helper waits for the next change. One of:
 //                K NONCE[ APPROVAL]\n PROMPT \0 RIGHTPROMPT \0
 //                          idle at the primary prompt with the snapshot written (below); a shell
 //                          whose check is exact (bash with its builtin) leaves PROMPT empty; PROMPT is

@@ -15,7 +15,7 @@ const OVER_THE_LIMIT = new Set([
   'src/broker/registry.ts listEnrolled', // i32-list
   'src/broker/wake.ts wakeOnce', // i32-list
   'src/mcp/server.ts createServer', // i32-list
-  'helper/helper.ts main',
+
   'helper/native/spawn.c spawn_run',
   'helper/native/walls-waiter.c shell_to_be',
 

@@ -1,7 +1,8 @@
 // Builds the helper's four native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
-// - helper/native/spawn.c, a plain run's spawn without forking the helper, into spawn.node (with
-//   the Node-API headers of the Node that runs this script);
+// - helper/native/spawn.c, a plain run's spawn without forking the helper, with the files of
+//   spawn.h (the child, its ends, the watch of its exit), into spawn.node (with the Node-API
+//   headers of the Node that runs this script);
 // - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter;
 // - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
 //   reaches the helper, into fd-channel.node (with the same headers);
@@ -18,10 +19,14 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
 const parts = [
-  { name: 'spawn.node', source: 'spawn.c', without: "plain runs will use Node's own spawn" },
-  { name: 'walls-waiter', source: 'walls-waiter.c', without: 'sandboxed runs will use the perl waiter' },
-  { name: 'fd-channel.node', source: 'fd-channel.c', without: 'terminal runs in a sandboxed pane will be refused' },
-  { name: 'bash-line.so', source: 'bash-line.c', without: 'bash panes will use the screen check', builtin: true },
+  {
+    name: 'spawn.node',
+    sources: ['spawn.c', 'spawn-child.c', 'spawn-ends.c', 'exit-watch.c'],
+    without: "plain runs will use Node's own spawn",
+  },
+  { name: 'walls-waiter', sources: ['walls-waiter.c'], without: 'sandboxed runs will use the perl waiter' },
+  { name: 'fd-channel.node', sources: ['fd-channel.c'], without: 'terminal runs in a sandboxed pane will be refused' },
+  { name: 'bash-line.so', sources: ['bash-line.c'], without: 'bash panes will use the screen check', builtin: true },
 ];
 for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });
 
@@ -56,19 +61,19 @@ for (const part of parts) {
     continue;
   }
   const out = join(targets[0], part.name);
-  const source = join(root, 'helper', 'native', part.source);
+  const sources = part.sources.map((f) => join(root, 'helper', 'native', f));
   const flags = library
     ? ['-shared', '-fPIC', '-pthread', '-I', headers]
     : part.builtin
       ? ['-shared', '-fPIC', `-DTMUX_RUN_BUILD="${buildId}"`]
       : [];
   try {
-    execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, source], {
+    execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, ...sources], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
   } catch (e) {
     rmSync(out, { force: true });
-    skip(part, `${cc} could not build helper/native/${part.source} (${e.code ?? `status ${e.status}`})`);
+    skip(part, `${cc} could not build helper/native/${part.sources.join(', ')} (${e.code ?? `status ${e.status}`})`);
     continue;
   }
   for (const dir of targets.slice(1)) {

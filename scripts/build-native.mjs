@@ -3,7 +3,8 @@
 // - helper/native/spawn.c, a plain run's spawn without forking the helper, with the files of
 //   spawn.h (the child, its ends, the watch of its exit), into spawn.node (with the Node-API
 //   headers of the Node that runs this script);
-// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter;
+// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, with the files of
+//   walls-waiter.h (a run's /bin/sh to be, the links to the helper), into walls-waiter;
 // - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
 //   reaches the helper, into fd-channel.node (with the same headers);
 // - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), into bash-line.so,
@@ -24,7 +25,11 @@ const parts = [
     sources: ['spawn.c', 'spawn-child.c', 'spawn-ends.c', 'exit-watch.c'],
     without: "plain runs will use Node's own spawn",
   },
-  { name: 'walls-waiter', sources: ['walls-waiter.c'], without: 'sandboxed runs will use the perl waiter' },
+  {
+    name: 'walls-waiter',
+    sources: ['walls-waiter.c', 'walls-shell.c', 'walls-link.c'],
+    without: 'sandboxed runs will use the perl waiter',
+  },
   { name: 'fd-channel.node', sources: ['fd-channel.c'], without: 'terminal runs in a sandboxed pane will be refused' },
   { name: 'bash-line.so', sources: ['bash-line.c'], without: 'bash panes will use the screen check', builtin: true },
 ];

@@ -111,8 +111,8 @@ static int start_on_ends(const struct call *c, int mine[3], pid_t *pid, const ch
   mine[0] = tty ? e.master : e.out[0], mine[1] = e.err[0], mine[2] = tty ? e.master : e.in[1];
   *pid = -1;
   if (!failure) {
-    struct start s = {
-        .argv = c->argv, .envp = c->envp, .cwd = c->cwd, .in = child_in, .out = child_out, .err = child_err, .tty = tty};
+    struct start s = {.argv = c->argv, .envp = c->envp, .cwd = c->cwd, .tty = tty};
+    s.in = child_in, s.out = child_out, s.err = child_err;
     *pid = start_child(&s);
     if (*pid < 0) {
       failure = errno;

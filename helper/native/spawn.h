@@ -31,7 +31,7 @@ struct ends {
 /* mode 0: stdout and stderr pipes; 1: a stdin pipe too; 2: a pty of cols x rows. 0, or the errno (spawn-ends.c). */
 SPAWN_PART int make_ends(struct ends *e, int mode, int cols, int rows, const char **stage);
 
-/* A thread that waits for `pid` and calls on_exit(code, signal) on the JS thread; 0 when none could start (exit-watch.c). */
+/* A thread that waits for `pid`, then on_exit(code, signal) on the JS thread; 0 when none started (exit-watch.c). */
 SPAWN_PART int watch_exit(napi_env env, napi_value on_exit, pid_t pid);
 
 #endif

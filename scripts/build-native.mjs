@@ -7,8 +7,10 @@
 //   walls-waiter.h (a run's /bin/sh to be, the links to the helper), into walls-waiter;
 // - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
 //   reaches the helper, into fd-channel.node (with the same headers);
-// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), into bash-line.so,
-//   with the build's id (generated/build-id.cjs, made just before) compiled in.
+// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), with the files of
+//   bash-line.h (drawing, the files it writes), into bash-line.so, with the build's id
+//   (generated/build-id.cjs, made just before) compiled in.
+// Which files make which part: scripts/native-parts.mjs.
 // All are optional: without a compiler or the headers it says why on stderr and the helper uses
 // Node's own spawn and the perl waiter (slower, the same semantics), and bash panes the screen check.
 // `TMUX_RUN_NATIVE=off npm run build` builds none.
@@ -16,23 +18,11 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NATIVE_PARTS, nativeSources } from './native-parts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
-const parts = [
-  {
-    name: 'spawn.node',
-    sources: ['spawn.c', 'spawn-child.c', 'spawn-ends.c', 'exit-watch.c'],
-    without: "plain runs will use Node's own spawn",
-  },
-  {
-    name: 'walls-waiter',
-    sources: ['walls-waiter.c', 'walls-shell.c', 'walls-link.c'],
-    without: 'sandboxed runs will use the perl waiter',
-  },
-  { name: 'fd-channel.node', sources: ['fd-channel.c'], without: 'terminal runs in a sandboxed pane will be refused' },
-  { name: 'bash-line.so', sources: ['bash-line.c'], without: 'bash panes will use the screen check', builtin: true },
-];
+const parts = NATIVE_PARTS;
 for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });
 
 const skip = (part, why) =>
@@ -66,7 +56,7 @@ for (const part of parts) {
     continue;
   }
   const out = join(targets[0], part.name);
-  const sources = part.sources.map((f) => join(root, 'helper', 'native', f));
+  const sources = nativeSources(root, part.name);
   const flags = library
     ? ['-shared', '-fPIC', '-pthread', '-I', headers]
     : part.builtin

@@ -16,7 +16,7 @@ const OVER_THE_LIMIT = new Set([
   'src/broker/wake.ts wakeOnce', // i32-list
   'src/mcp/server.ts createServer', // i32-list
 ]);
-const FILES_OVER_THE_LIMIT = new Set(['helper/native/bash-line.c']);
+const FILES_OVER_THE_LIMIT = new Set<string>([]);
 
 const body = (n: number): string => Array.from({ length: n }, (_, i) => `  x${i}();`).join('\n');
 

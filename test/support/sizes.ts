@@ -1,7 +1,7 @@
 // The house's sizes (BRIEF: product files under 350 lines, functions around 60 lines at most):
 // every function of a .ts file measured with TypeScript's own parser, from its first token to its
 // closing brace (the comment above it not counted, a nested function counted in its parent and
-// on its own), and every function of a .c file from its column-0 signature to its column-0 `}`
+// on its own), and every function of a .c or .h file from its column-0 signature to its column-0 `}`
 // (the native files' one layout). Pure, but for reading the files.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -61,7 +61,7 @@ function functionName(node: ts.Node, sf: ts.SourceFile): string {
 // A C function definition's first line: at column 0, not a preprocessor line, a `(` and ending `{`.
 const C_SIGNATURE = /^[A-Za-z_][^#;=]*\([^;]*\)\s*(__attribute__\(\(.*\)\)\s*)?\{\s*$/;
 
-/** The functions of one .c file with more than `limit` lines, in source order. */
+/** The functions of one .c (or .h) file with more than `limit` lines, in source order. */
 export function longCFunctions(file: string, text: string, limit: number): LongFunction[] {
   const rows = text.split('\n');
   const out: LongFunction[] = [];
@@ -104,7 +104,7 @@ export function longFunctions(files: ReadonlyMap<string, string>, limit: number)
     .flatMap(([path, text]) =>
       path.endsWith('.ts')
         ? longTsFunctions(path, text, limit)
-        : path.endsWith('.c')
+        : /\.[ch]$/.test(path)
           ? longCFunctions(path, text, limit)
           : [],
     )

@@ -174,6 +174,18 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* The one argument of echo(fd) and dup(fd), a descriptor; 0 once it has thrown a TypeError saying `usage`. */
+static int fd_arg(napi_env env, napi_callback_info info, const char *usage, int *fd) {
+  size_t argc = 1;
+  napi_value arg;
+  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_int32(env, arg, fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, usage);
+    return 0;
+  }
+  return 1;
+}
+
 /*
  * echo(masterFd) -> true, false, or null: whether what is typed on a terminal shows, read through
  * its master (on Linux tcgetattr on a pty's master gives the slave's termios: the program is not
@@ -181,15 +193,10 @@ static napi_value spawn_run(napi_env env, napi_callback_info info) {
  * line editor (readline, a REPL) turns both off and draws what is typed itself.
  */
 static napi_value term_echo(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value arg, result;
+  napi_value result;
   int fd;
   struct termios t;
-  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc != 1 ||
-      napi_get_value_int32(env, arg, &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "echo(fd)");
-    return NULL;
-  }
+  if (!fd_arg(env, info, "echo(fd)", &fd)) return NULL;
   if (tcgetattr(fd, &t) != 0) {
     napi_get_null(env, &result);
     return result;
@@ -200,14 +207,9 @@ static napi_value term_echo(napi_env env, napi_callback_info info) {
 
 /* dup(fd) -> a second descriptor of the same open file (close-on-exec, above stdio), or -1. */
 static napi_value dup_fd(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value arg, result;
+  napi_value result;
   int fd;
-  if (napi_get_cb_info(env, info, &argc, &arg, NULL, NULL) != napi_ok || argc != 1 ||
-      napi_get_value_int32(env, arg, &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "dup(fd)");
-    return NULL;
-  }
+  if (!fd_arg(env, info, "dup(fd)", &fd)) return NULL;
   napi_create_int32(env, fcntl(fd, F_DUPFD_CLOEXEC, 3), &result);
   return result;
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 export const NATIVE_PARTS = [
   {
     name: 'spawn.node',
-    sources: ['spawn.c', 'spawn-child.c', 'spawn-ends.c', 'exit-watch.c'],
+    sources: ['spawn.c', 'spawn-child.c', 'spawn-ends.c', 'exit-watch.c', 'small-thread.c'],
     without: "plain runs will use Node's own spawn",
   },
   {
@@ -15,7 +15,11 @@ export const NATIVE_PARTS = [
     sources: ['walls-waiter.c', 'walls-shell.c', 'walls-link.c'],
     without: 'sandboxed runs will use the perl waiter',
   },
-  { name: 'fd-channel.node', sources: ['fd-channel.c'], without: 'terminal runs in a sandboxed pane will be refused' },
+  {
+    name: 'fd-channel.node',
+    sources: ['fd-channel.c', 'small-thread.c'],
+    without: 'terminal runs in a sandboxed pane will be refused',
+  },
   {
     name: 'bash-line.so',
     sources: ['bash-line.c', 'bash-line-draw.c', 'bash-line-files.c'],

@@ -2,9 +2,9 @@
 // only for its own children) and reported to JavaScript on its thread (helper/native/spawn.h).
 #define _GNU_SOURCE
 #include "spawn.h"
+#include "small-thread.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
@@ -50,23 +50,17 @@ static void *wait_exit(void *arg) {
   return NULL;
 }
 
-/* The thread (small, detached) and the threadsafe function it calls; nothing left behind when either fails. */
+/* The thread (small-thread.h) and the threadsafe function it calls; nothing left behind when either fails. */
 int watch_exit(napi_env env, napi_value on_exit, pid_t pid) {
   exit_watch *w = calloc(1, sizeof *w);
   napi_value name;
   napi_create_string_utf8(env, "tmux-run exit watch", NAPI_AUTO_LENGTH, &name);
-  pthread_attr_t tattr;
-  pthread_t thread;
   int ok = w != NULL &&
            napi_create_threadsafe_function(env, on_exit, NULL, name, 0, 1, NULL, NULL, NULL, call_js, &w->tsfn) ==
                napi_ok;
   if (ok) {
     w->pid = pid;
-    pthread_attr_init(&tattr);
-    pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&tattr, 64 * 1024);
-    ok = pthread_create(&thread, &tattr, wait_exit, w) == 0;
-    pthread_attr_destroy(&tattr);
+    ok = small_thread(wait_exit, w);
     if (!ok) napi_release_threadsafe_function(w->tsfn, napi_tsfn_abort);
   }
   if (!ok) free(w);

@@ -1,7 +1,8 @@
 // What the spawn addon's files share (built together into spawn.node by scripts/build-native.mjs):
 // spawn.c answers JavaScript; spawn-child.c starts the child with vfork and exec, spawn-ends.c
 // makes the pipes or the pseudo-terminal it is given, exit-watch.c waits for its end on a thread
-// and reports it. Hidden: the names bind inside the addon, never to a symbol of Node's.
+// (small-thread.c) and reports it. Hidden: the names bind inside the addon, never to a symbol of
+// Node's.
 #ifndef TMUX_RUN_SPAWN_H
 #define TMUX_RUN_SPAWN_H
 #define NAPI_VERSION 8

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitListed } from '../support/enrollment.js';
 import { callRun, type McpHandle } from '../support/mcp.js';
 import { ROOT } from '../support/product.js';
+import { nativeSources } from '../../scripts/native-parts.mjs';
 import { openScope, type Scope } from '../support/scope.js';
 import type { TmuxServer } from '../support/server.js';
 import { runCli } from '../support/cli.js';
@@ -87,7 +88,7 @@ describe("the builtin's load rules", () => {
           '-DTMUX_RUN_BUILD="0123456789abcdef"',
           '-o',
           so(r),
-          join(ROOT, 'helper', 'native', 'bash-line.c'),
+          ...nativeSources(ROOT, 'bash-line.so'),
         ],
         { encoding: 'utf8' },
       );

@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
-import { listEnrolled, scanRecords, type PaneListing } from '../broker/registry.js';
+import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
 import { BUILD_ID } from '../protocol/build.js';
 import { runTool as runToolCall, type Progress } from '../broker/run-tool.js';
 import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
@@ -255,28 +255,23 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
       content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }],
       isError: true,
     };
-  let panes: PaneListing[];
+  let listing: Listing;
   try {
-    panes = await listEnrolled(o.dir, { cleanup: true });
+    listing = await listEnrolledRecords(o.dir, { cleanup: true });
   } catch (e) {
-    if (e instanceof RegistryDirError && e.reason === 'missing') panes = [];
+    if (e instanceof RegistryDirError && e.reason === 'missing') listing = { panes: [], records: [] };
     else
       return {
         content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }],
         isError: true,
       };
   }
+  const { panes } = listing;
   const structured = { panes };
   const out = validatePanesOutput(structured);
   if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
   // A helper of another build is live, so listed, but refuses this server's runs: the text says so.
-  const outdated = new Set(
-    panes.length === 0
-      ? []
-      : scanRecords(o.dir)
-          .filter((r) => r.build !== BUILD_ID)
-          .map((r) => r.generation),
-  );
+  const outdated = new Set(listing.records.filter((r) => r.build !== BUILD_ID).map((r) => r.generation));
   return { content: [{ type: 'text', text: renderPanes(panes, outdated) }], structuredContent: structured };
 }
 

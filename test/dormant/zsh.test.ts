@@ -1,7 +1,7 @@
 // A zsh pane's helper goes dormant after TMUX_RUN_IDLE and the next call starts it again from the
 // shell's own side (its line editor's handler on the request FIFO), with the same generations and
 // the shell's cwd and environment as they are then; what keeps it awake, and what ends it.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enroll, filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
@@ -95,6 +95,33 @@ describe('a dormant zsh pane', () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it('lists the modes of its last prompt while dormant (the shell writes them itself, 0600), never waking', async () => {
+    const server = scope.server;
+    const pane = await server.newPane();
+    const listing = await enroll(pane);
+    await waitDormant(pane);
+    const shown = async (mode: string, sandbox: string): Promise<void> => {
+      await waitUntil(
+        async () => {
+          const p = (await listed(server.registryDir)).find((l) => l.pane_id === pane.id);
+          return p?.state === 'dormant' && p.mode === mode && p.sandbox === sandbox;
+        },
+        10_000,
+        `pane listed dormant, ${mode} ${sandbox}`,
+      );
+    };
+    await pane.run('TMUX_RUN_APPROVE=ask TMUX_RUN_SANDBOX=read-only');
+    await shown('ask', 'read-only');
+    const modes = recordOf(server, listing).channel + '.mode';
+    expect(statSync(modes).mode & 0o777).toBe(0o600);
+    await pane.run('TMUX_RUN_APPROVE=auto TMUX_RUN_SANDBOX=nowhere');
+    await shown('auto', 'invalid');
+    await pane.run('unset TMUX_RUN_APPROVE TMUX_RUN_SANDBOX');
+    await shown('auto', 'off');
+    expect(helperChildren(await pane.shellPid())).toHaveLength(0);
+    expect(helperStarts(server.registryDir, listing)).toBe(1);
   });
 
   it('never goes dormant with a run running, nor with its result held; then does', async () => {

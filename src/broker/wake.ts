@@ -3,7 +3,7 @@
 // again (src/enrollment/dormant.ts), and the call goes on once the new helper serves the same
 // enrollment under its own pid; before anything is sent. A listing never wakes a pane.
 import { lstatSync } from 'node:fs';
-import { recordPath } from '../enrollment/layout.js';
+import { recordPath, REWAKE_MS } from '../enrollment/layout.js';
 import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
 import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
 import type { ErrorCode } from '../protocol/errors.js';
@@ -19,8 +19,6 @@ import type { Transport } from '../protocol/transport.js';
 export const WAKE_MS = 12_000;
 /** How long the shell has to start it while a command holds its prompt, before the call is refused shell_busy. */
 const BUSY_WAKE_MS = 1000;
-/** The shell is asked again this often while nothing has come up (a signal can be lost to bash's trap). */
-const REWAKE_MS = 150;
 const POLL_MS = 4;
 
 /** resolveTarget, then the wake when the pane is dormant: the record to talk to, or the refusal. */
@@ -138,7 +136,7 @@ export async function linkAwake(
   }
 }
 
-/** One wake of a dormant pane: the shell asked (again every REWAKE_MS) until the new helper serves, or the refusal. */
+/** One wake of a dormant pane: the shell asked (again every REWAKE_MS: a signal can be lost) until the new helper serves, or the refusal. */
 async function wakeOnce(
   dir: string,
   rec: EnrollmentRecord,

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { enroll, filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import { callRun, listedPanes, startMcp } from '../support/mcp.js';
-import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/waiting.js';
 import { runIdOf, start, wait } from '../long/support.js';
 import { explain, helperStarts, IDLE_S, waitDormant } from './support.js';
+import { expectExecNewGeneration, expectRevokedNotWoken } from '../support/dormant.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });
 
@@ -165,48 +165,17 @@ describe('a dormant zsh pane', () => {
   });
 
   it('a revoked dormant pane cannot be woken', async () => {
-    const server = scope.server;
-    const pane = await server.newPane();
+    const pane = await scope.server.newPane();
     const listing = await enroll(pane);
     await waitDormant(pane);
-    const r = await runCli(['revoke', pane.id], server.env);
-    expect(r.code, r.stderr).toBe(0);
-    // The shell let its side go (it was told, X): it is not enrolled any more.
-    await waitUntil(
-      async () => (await pane.run('print -r -- "${_tmux_run_generation:-none}"')).trim() === 'none',
-      10_000,
-      'the shell to learn of the revocation',
-    );
-    const mcp = await startMcp(server);
-    try {
-      const run = await callRun(mcp.client, listing, 'touch revoked-ran');
-      expect(run.structured.error?.code).toBe('not_enrolled');
-      expect(existsSync(join(server.home, 'revoked-ran'))).toBe(false);
-      expect(helperChildren(await pane.shellPid())).toHaveLength(0);
-    } finally {
-      await mcp.close();
-    }
+    await expectRevokedNotWoken(pane, listing, 'print -r -- "${_tmux_run_generation:-none}"');
   });
 
   it('exec zsh in a dormant pane is a new generation; the old one is never woken into it', async () => {
-    const server = scope.server;
-    const pane = await server.newPane();
+    const pane = await scope.server.newPane();
     const old = await enroll(pane);
     await waitDormant(pane);
-    await pane.run('exec zsh -i');
-    const mcp = await startMcp(server);
-    try {
-      const r = await callRun(mcp.client, old, 'touch exec-ran');
-      expect(['stale_generation', 'not_enrolled']).toContain(r.structured.error?.code);
-      expect(existsSync(join(server.home, 'exec-ran'))).toBe(false);
-      expect(helperChildren(await pane.shellPid())).toHaveLength(0);
-      expect((await listedPanes(mcp.client)).some((p) => p.pane_id === pane.id)).toBe(false);
-      const fresh = await enroll(pane);
-      expect(fresh.generation).not.toBe(old.generation);
-      expect((await callRun(mcp.client, fresh, 'echo new')).structured.data.stdout.data).toBe('new\n');
-    } finally {
-      await mcp.close();
-    }
+    await expectExecNewGeneration(pane, old, 'exec zsh -i', enroll);
   });
 
   it('a wake that fails is said once in the pane and refused wake_failed, nothing run', async () => {

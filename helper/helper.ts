@@ -5,12 +5,24 @@
 import { lstatSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { channelFiles, journalPath, recordPath, statusPath } from '../src/enrollment/layout.js';
-import { removeQuietly, writeRecord } from '../src/enrollment/record.js';
+import { removeQuietly, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
 import { AuditLog, auditPath } from '../src/audit/audit-log.js';
 import { HelperService } from './service.js';
 import { StatusPublisher } from './status.js';
 import { RunJournal } from '../src/enrollment/run-journal.js';
-import { checkPlace, EnrollError, endings, listen, liveness, makeRecord, openShell, parseArgs } from './start.js';
+import {
+  checkPlace,
+  EnrollError,
+  endings,
+  listen,
+  liveness,
+  makeRecord,
+  openShell,
+  parseArgs,
+  type Args,
+  type Ending,
+  type Place,
+} from './start.js';
 import { log } from './log.js';
 import type { Shell } from './shell/shell.js';
 import { wakeEnrollment, wakeRecord } from './wake.js';
@@ -19,7 +31,46 @@ import { idleSetting, watchIdle } from './dormancy.js';
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
 
+// The helper's start, in order: a record (fresh, or the dormant helper's when it wakes), the
+// service behind its socket, the socket and the record published, then the enrolled pane's watches.
 async function main(): Promise<void> {
+  const start = await toRecord();
+  const { place, record, ending } = start;
+  const enrollment = record.enrollment_generation;
+  // Assigned once below; end(), defined first, closes it when it exists.
+  // eslint-disable-next-line prefer-const
+  let server: Server | undefined;
+  const served = serve(start, () => server);
+  if (start.woken) removeQuietly(record.socket); // the dormant helper's, if it could not remove it
+  ending.made.push(record.socket);
+  server = await listen(served.service, record.socket, ending.fail);
+  ending.made.push(statusPath(place.dir, enrollment), recordPath(place.dir, enrollment));
+  served.status.flush();
+  try {
+    writeRecord(place.dir, record);
+  } catch (e) {
+    ending.fail(`cannot write the enrollment record: ${(e as Error).message}`);
+  }
+  if (ending.failing()) return;
+  enrolled(start, served, server);
+}
+
+/** What the start knows once the helper has its record. */
+interface Started {
+  args: Args;
+  /** The dormant enrollment this helper wakes, if it does. */
+  woken: string | undefined;
+  shell: Shell;
+  ending: Ending;
+  place: Place;
+  record: EnrollmentRecord;
+  secret: Buffer;
+  earlyTerm: () => void;
+}
+
+// Before enrollment: the arguments, the shell's channel, the pane's place and the record; a
+// failure tells the shell (or not, when it is gone) and removes what the start made.
+async function toRecord(): Promise<Started> {
   const args = parseArgs(process.argv.slice(2));
   const woken = wakeEnrollment();
   const shell = await openShell(args);
@@ -39,18 +90,19 @@ async function main(): Promise<void> {
   }
   const place = await checkPlace(args, fail);
   const { record, secret } = woken ? wakeRecord(args, place, woken, fail) : makeRecord(args, place, shell, fail);
-  const { dir } = place;
+  return { args, woken, shell, ending, place, record, secret, earlyTerm };
+}
+
+type Served = ReturnType<typeof serve>;
+
+// The service, the pane's status and run journal, and the one end of the enrollment they share
+// (revoked, the shell's channel closed; SIGTERM too once enrolled).
+function serve(start: Started, server: () => Server | undefined) {
+  const { args, shell, place, record, secret } = start;
   const enrollment = record.enrollment_generation;
-  const sock = record.socket;
-  const { shellPid } = args;
-
   const alive = liveness(args, place);
-
-  // Assigned once below; end(), defined first, closes it when it exists.
-  // eslint-disable-next-line prefer-const
-  let server: Server | undefined;
-  const journal = new RunJournal(journalPath(dir, enrollment));
-  const status = new StatusPublisher(dir, record, log);
+  const journal = new RunJournal(journalPath(place.dir, enrollment));
+  const status = new StatusPublisher(place.dir, record, log);
   const service: HelperService = new HelperService({
     record,
     secret,
@@ -62,48 +114,42 @@ async function main(): Promise<void> {
     onRevoke: () => end('revoked', 0),
     status: (s) => status.set(s),
   });
-  const end = ender({ base: args.base, dir, enrollment, sock, journal, shell, service, status, server: () => server });
+  const sock = record.socket;
+  const end = ender({ base: args.base, dir: place.dir, enrollment, sock, journal, shell, service, status, server });
   shell.onclose = () => end('the shell closed its channel', 0);
   shell.onPromptRefused = (reason) => status.refusePrompt(reason);
+  return { alive, journal, status, service, end };
+}
 
-  if (woken) removeQuietly(sock); // the dormant helper's, if it could not remove it
-  made.push(sock);
-  server = await listen(service, sock, fail);
-  made.push(statusPath(dir, enrollment), recordPath(dir, enrollment));
-  status.flush();
-  try {
-    writeRecord(dir, record);
-  } catch (e) {
-    fail(`cannot write the enrollment record: ${(e as Error).message}`);
-  }
-  if (ending.failing()) return;
-
+// Enrolled: from here on SIGTERM, a vanished shell or record, or an unexpected error ends it
+// cleanly; the shell is told it is ready, and an idle pane's helper may go dormant.
+function enrolled(start: Started, served: Served, server: Server): void {
+  const { args, woken, shell, place, record } = start;
+  const { alive, journal, status, service, end } = served;
+  const enrollment = record.enrollment_generation;
   setInterval(() => {
     if (!alive()) end('the shell or the tmux server is gone', 0);
-    else if (!existsQuiet(recordPath(dir, enrollment))) end('the enrollment record was removed', 0);
+    else if (!existsQuiet(recordPath(place.dir, enrollment))) end('the enrollment record was removed', 0);
   }, WATCH_MS);
-
-  // Enrolled: from here on SIGTERM, a vanished shell or an unexpected error ends it cleanly.
-  process.off('SIGTERM', earlyTerm);
+  process.off('SIGTERM', start.earlyTerm);
   process.on('SIGTERM', () => end('SIGTERM', 0));
   internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
   shell.ready(record.generation, enrollment);
   const idleMs = idleSetting(woken !== undefined, (text) => shell.tell(text));
   if (idleMs !== null) {
-    const srv = server;
     watchIdle({
       idleMs,
       hasWork: () => service.hasWork(),
-      server: srv,
-      sock,
-      shellPid,
+      server,
+      sock: record.socket,
+      shellPid: args.shellPid,
       log,
       ...sleeper(status, shell, journal),
     });
   }
   // Start-up leaves garbage the helper will never need; collect it once the pane is enrolled.
   setTimeout(() => globalThis.gc?.(), 1000).unref();
-  log(`enrolled pane ${place.paneId} (generation ${record.generation}, shell ${shellPid}), ${startCost()}`);
+  log(`enrolled pane ${place.paneId} (generation ${record.generation}, shell ${args.shellPid}), ${startCost()}`);
 }
 
 /** How a helper goes dormant: its status says so, the shell is told, the run journal (empty) goes, it exits. */

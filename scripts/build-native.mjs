@@ -1,12 +1,16 @@
 // Builds the helper's four native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
-// - helper/native/spawn.c, a plain run's spawn without forking the helper, into spawn.node (with
-//   the Node-API headers of the Node that runs this script);
-// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, into walls-waiter;
+// - helper/native/spawn.c, a plain run's spawn without forking the helper, with the files of
+//   spawn.h (the child, its ends, the watch of its exit), into spawn.node (with the Node-API
+//   headers of the Node that runs this script);
+// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, with the files of
+//   walls-waiter.h (a run's /bin/sh to be, the links to the helper), into walls-waiter;
 // - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
 //   reaches the helper, into fd-channel.node (with the same headers);
-// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), into bash-line.so,
-//   with the build's id (generated/build-id.cjs, made just before) compiled in.
+// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), with the files of
+//   bash-line.h (drawing, the files it writes), into bash-line.so, with the build's id
+//   (generated/build-id.cjs, made just before) compiled in.
+// Which files make which part: scripts/native-parts.mjs.
 // All are optional: without a compiler or the headers it says why on stderr and the helper uses
 // Node's own spawn and the perl waiter (slower, the same semantics), and bash panes the screen check.
 // `TMUX_RUN_NATIVE=off npm run build` builds none.
@@ -14,15 +18,11 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NATIVE_PARTS, nativeSources } from './native-parts.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const targets = [join(root, 'generated'), join(root, 'dist', 'generated')];
-const parts = [
-  { name: 'spawn.node', source: 'spawn.c', without: "plain runs will use Node's own spawn" },
-  { name: 'walls-waiter', source: 'walls-waiter.c', without: 'sandboxed runs will use the perl waiter' },
-  { name: 'fd-channel.node', source: 'fd-channel.c', without: 'terminal runs in a sandboxed pane will be refused' },
-  { name: 'bash-line.so', source: 'bash-line.c', without: 'bash panes will use the screen check', builtin: true },
-];
+const parts = NATIVE_PARTS;
 for (const dir of targets) for (const p of parts) rmSync(join(dir, p.name), { force: true });
 
 const skip = (part, why) =>
@@ -56,19 +56,19 @@ for (const part of parts) {
     continue;
   }
   const out = join(targets[0], part.name);
-  const source = join(root, 'helper', 'native', part.source);
+  const sources = nativeSources(root, part.name);
   const flags = library
     ? ['-shared', '-fPIC', '-pthread', '-I', headers]
     : part.builtin
       ? ['-shared', '-fPIC', `-DTMUX_RUN_BUILD="${buildId}"`]
       : [];
   try {
-    execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, source], {
+    execFileSync(cc, ['-O2', '-std=c11', '-Wall', '-Wextra', ...flags, '-o', out, ...sources], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
   } catch (e) {
     rmSync(out, { force: true });
-    skip(part, `${cc} could not build helper/native/${part.source} (${e.code ?? `status ${e.status}`})`);
+    skip(part, `${cc} could not build helper/native/${part.sources.join(', ')} (${e.code ?? `status ${e.status}`})`);
     continue;
   }
   for (const dir of targets.slice(1)) {

@@ -965,6 +965,8 @@ _tmux_run_wake() {
   _tmux_run_launch "$_tmux_run_base" "$_tmux_run_node" "$_tmux_run_root/dist/helper/main.js" "$_tmux_run_enrollment"
   printf -v _tmux_run_since '%(%s)T' -1
   _tmux_run_waking=1
+  # The new helper numbers its notices from 1 again.
+  _tmux_run_noticed=0
   unset _tmux_run_dormant
   return 0
 }

@@ -690,7 +690,8 @@ function _tmux_run_wake --description 'tmux-run: start a dormant pane helper aga
     set -g _tmux_run_node $node
     set -g _tmux_run_since (_tmux_run_uptime)
     set -g _tmux_run_waking 1
-    set -e _tmux_run_dormant
+    # The new helper numbers its notices from 1 again.
+    set -e _tmux_run_dormant _tmux_run_seq
 end
 
 # _tmux_run_wake_pending: while the woken helper starts: its first word R with this enrollment's

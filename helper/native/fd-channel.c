@@ -9,13 +9,15 @@
 //
 //   open(onMaster) -> wallsFd     onMaster(token, fd): on the JS thread, the fd the helper's own
 //
-// Built by scripts/build-native.mjs into generated/ and dist/generated/ (not committed).
+// Built with small-thread.c by scripts/build-native.mjs into generated/ and dist/generated/ (not
+// committed).
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <node_api.h>
 
+#include "small-thread.h"
+
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -123,13 +125,7 @@ static napi_value open_channel(napi_env env, napi_callback_info info) {
     c->fd = sv[0];
     /* The helper may exit while the channel is open: it does not keep the event loop alive. */
     napi_unref_threadsafe_function(env, c->tsfn);
-    pthread_attr_t a;
-    pthread_t thread;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 64 * 1024);
-    ok = pthread_create(&thread, &a, receive, c) == 0;
-    pthread_attr_destroy(&a);
+    ok = small_thread(receive, c);
     if (!ok) napi_release_threadsafe_function(c->tsfn, napi_tsfn_abort);
   }
   if (!ok) {

@@ -1,5 +1,5 @@
 // A sandboxed terminal run's own pseudo-terminal, made by its child in the walls (included by
-// helper/native/walls-waiter.c, which defines HELPER_FD, CHAN and TOKEN_LEN before it): the
+// helper/native/walls-shell.c, after walls-waiter.h, which defines CHAN and TOKEN_LEN): the
 // protocol is said in helper/sandbox/waiter.ts.
 #include <stdlib.h>
 #include <sys/ioctl.h>

@@ -6,54 +6,23 @@
 //
 //   walls-waiter SOCKET      (bwrap --as-pid-1; descriptor 3: a socket pair with the helper)
 //
-// Built by scripts/build-native.mjs into generated/ and dist/generated/ (not committed).
+// Built with the files of walls-waiter.h by scripts/build-native.mjs into generated/ and
+// dist/generated/ (not committed).
 #define _GNU_SOURCE
+#include "walls-waiter.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define HELPER_FD 3
-/* The walls' terminal channel (helper/native/fd-channel.c): where a terminal run's master goes. */
-#define CHAN 5
-#define TOKEN_LEN 32
-#define ACK "A"
-
-#include "walls-terminal.h"
-
-static struct sockaddr_un addr;
-static socklen_t addr_len;
-
-static int put(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return 0;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 1;
-}
-
-/* `X errno\n` on fd (a failure the helper names). */
-static void report(int fd, char what, int err) {
-  char line[32];
-  int n = snprintf(line, sizeof line, "%c %d\n", what, err);
-  put(fd, line, (size_t)n);
-}
 
 /* Everything fd gives until its end, in a new buffer; -1 when reading failed. */
 static ssize_t take(int fd, char **out) {
@@ -82,133 +51,15 @@ static ssize_t take(int fd, char **out) {
   return (ssize_t)len;
 }
 
-/* Exactly n bytes of fd; 0 at its end or on an error. */
-static int read_exactly(int fd, char *p, size_t n) {
-  while (n > 0) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return 0;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 1;
-}
-
 /* Exactly n bytes of the helper's descriptor, or the waiter's end (the helper closed it). */
 static void readn(char *p, size_t n) {
   if (!read_exactly(HELPER_FD, p, n)) _exit(0);
 }
 
-/* A connection to the helper's socket that names its run: TOKEN then `k\n`; -1 (errno set) when it failed. */
-static int link_to(const char *token, size_t token_len, char kind) {
-  int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return -1;
-  char head[TOKEN_LEN + 2];
-  memcpy(head, token, token_len);
-  head[token_len] = kind;
-  head[token_len + 1] = '\n';
-  if (connect(s, (struct sockaddr *)&addr, addr_len) < 0 || !put(s, head, token_len + 2)) {
-    int e = errno;
-    close(s);
-    errno = e;
-    return -1;
-  }
-  return s;
-}
-
+/* A millisecond's pause, while a run's leftovers are being ended. */
 static void pause_ms(void) {
   struct timespec t = {0, 1000000};
   nanosleep(&t, NULL);
-}
-
-static void default_signals(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; sig++) {
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &sa, NULL); /* 32 and 33 refuse: glibc's own */
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/*
- * The process that becomes the run's /bin/sh: its two streams connected, a session of its own, it
- * waits for its request on its stdout connection, says it took it (ACK, the first byte of that
- * stream), and execs. It dies with its reaper (a run never runs without one).
- */
-static void shell_to_be(const char *token, pid_t reaper, int fail) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != reaper) _exit(125);
-  int out = link_to(token, TOKEN_LEN, 'o');
-  if (out < 0) _exit(125);
-  int err = link_to(token, TOKEN_LEN, 'e');
-  if (err < 0) _exit(125);
-  setsid();
-  char hex[9];
-  if (!read_exactly(out, hex, 8)) _exit(0);
-  hex[8] = 0;
-  char *z;
-  unsigned long n = strtoul(hex, &z, 16);
-  if (*z != 0) _exit(125);
-  char *req = malloc(n + 1);
-  if (req == NULL || !read_exactly(out, req, n)) _exit(125);
-  shutdown(out, SHUT_RD);
-  if (!put(out, ACK, 1)) _exit(125);
-  char *end = req + n, *f[4], *p = req;
-  for (int k = 0; k < 4; k++) {
-    char *nul = memchr(p, 0, (size_t)(end - p));
-    if (nul == NULL) {
-      report(fail, 'E', EINVAL);
-      _exit(125);
-    }
-    f[k] = p;
-    p = nul + 1;
-  }
-  size_t count = 0;
-  for (char *q = p; q < end; q++) count += *q == 0;
-  char **envp = malloc((count + 1) * sizeof *envp);
-  if (envp == NULL) {
-    report(fail, 'E', ENOMEM);
-    _exit(125);
-  }
-  size_t e = 0;
-  for (char *q = p; q < end;) {
-    char *nul = memchr(q, 0, (size_t)(end - q));
-    if (nul == NULL) break;
-    char *eq = strchr(q, '=');
-    if (eq != NULL && eq > q) envp[e++] = q;
-    q = nul + 1;
-  }
-  envp[e] = NULL;
-  /* f[0]: the input (empty: /dev/null, `p`: a pipe, `tCOLS,ROWS`: a terminal); umask, cwd, script. */
-  int in = -1, tty = -1, failed = 0;
-  if (f[0][0] == 'p' && f[0][1] == 0) {
-    // A pipe run's stdin: a connection of its own to the helper (`TOKENi`), only read.
-    if ((in = link_to(token, TOKEN_LEN, 'i')) < 0 || shutdown(in, SHUT_WR) != 0) failed = errno ? errno : EIO;
-  } else if (f[0][0] == 't')
-    failed = make_terminal(token, f[0], &tty);
-  else if (f[0][0] != 0) failed = EINVAL;
-  if (failed) {
-    report(fail, f[0][0] == 't' ? 'T' : 'I', failed);
-    _exit(125);
-  }
-  if (*f[1] != 0) umask((mode_t)strtol(f[1], NULL, 8));
-  if (chdir(f[2]) < 0) {
-    report(fail, 'C', errno);
-    _exit(125);
-  }
-  int null = in >= 0 || tty >= 0 ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int fd0 = tty >= 0 ? tty : in >= 0 ? in : null;
-  if (fd0 < 0 || dup2(fd0, 0) < 0 || dup2(tty >= 0 ? tty : out, 1) < 0 || dup2(tty >= 0 ? tty : err, 2) < 0) {
-    report(fail, 'E', errno);
-    _exit(125);
-  }
-  default_signals();
-  char *argv[] = {"/bin/sh", "-c", f[3], NULL};
-  execve("/bin/sh", argv, envp);
-  report(fail, 'E', errno);
-  _exit(127);
 }
 
 /* The children of this process that /proc lists (its orphans included); at most max. */
@@ -298,6 +149,7 @@ static void reaper(const char *token) {
   _exit(0);
 }
 
+/* SIGALRM before the helper's go (G): it never answered; say so on stderr and give up. */
 static void no_answer(int sig) {
   (void)sig;
   static const char m[] = "tmux-run: this pane's helper did not answer the sandbox\n";
@@ -306,10 +158,7 @@ static void no_answer(int sig) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || strlen(argv[1]) >= sizeof addr.sun_path) return 125;
-  addr.sun_family = AF_UNIX;
-  strcpy(addr.sun_path, argv[1]);
-  addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(argv[1]) + 1);
+  if (argc < 2 || !helper_socket(argv[1])) return 125;
   if (fcntl(HELPER_FD, F_SETFD, FD_CLOEXEC) < 0 || !put(HELPER_FD, "R", 1)) return 125;
   // The terminal channel, when the helper gave one: never a run's (close-on-exec), only its child's before the exec.
   struct stat cs;

@@ -1,7 +1,8 @@
 // The sandbox's terms (types and values only): what TMUX_RUN_SANDBOX takes, the plan of a run's
-// walls, and the facts gathered at dispatch. helper/sandbox/policy.ts turns them into a refusal or
-// bwrap's argument list, asking helper/sandbox/writable.ts about the writable trees; both import
-// their terms from here (and policy.ts passes them on to its importers).
+// walls, and the facts gathered at dispatch. helper/sandbox/policy.ts (the plan) and
+// bwrap-args.ts (the arguments) turn them into a refusal or bwrap's argument list, asking
+// helper/sandbox/writable.ts about the writable trees; all import their terms from here (and
+// policy.ts passes them on to its importers).
 
 /** The values TMUX_RUN_SANDBOX takes; anything else refuses every run. */
 export const SANDBOX_VALUES = ['off', 'workspace', 'workspace+net', 'read-only'] as const;

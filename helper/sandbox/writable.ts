@@ -1,6 +1,6 @@
 // Which writable trees a sandbox may not have (pure): one that is or holds a home directory or
 // $ZDOTDIR, or is, holds or lies in a hidden or read-only path, refused with what to do instead.
-// Split from helper/sandbox/policy.ts, which asks it first and again when it builds the walls.
+// Split from the policy: helper/sandbox/sandbox.ts asks it first, bwrap-args.ts again when it builds the walls.
 import type { PathFact, Refusal, SandboxPlan } from './plan.js';
 
 /** `p` is `root` or lies under it. */

@@ -60,42 +60,20 @@ export abstract class LineShell {
       };
       const expire = (ms: number): void => {
         clearTimeout(timer);
-        timer = setTimeout(
-          () =>
-            done(
-              this.closed
-                ? { ok: false, reason: 'closed' }
-                : asking !== undefined
-                  ? { ok: false, reason: 'approval_timeout', timeoutS: asking }
-                  : { ok: false, reason: 'timeout' },
-              true,
-            ),
-          ms,
-        );
+        timer = setTimeout(() => done(timedOut(this.closed, asking), true), ms);
       };
       const onAbort = (): void => done({ ok: false, reason: 'withdrawn' }, true);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const onLine = (line: string): void => {
-        if (line === '') return done({ ok: false, reason: 'closed' }, false);
-        const [kind, , arg, extra] = line.split(' ');
-        if (asking === undefined && kind === 'A' && opts.run && extra === undefined && /^[0-9]{1,5}$/.test(arg ?? '')) {
-          // The shell asks the person: keep waiting (for them now), and send what they are to see.
-          asking = Math.min(Math.max(Number(arg), 1), MAX_APPROVAL_S);
-          this.waiting.set(nonce, onLine);
-          expire(asking * 1000 + APPROVAL_MARGIN_MS);
-          opts.onAwaiting?.();
-          this.write(`P ${nonce} ${previewFields(opts.run)}`);
-          return;
-        }
-        if (kind === 'B' && asking === undefined) return done({ ok: false, reason: arg ?? 'unknown' }, false);
-        if (kind === 'D' && asking !== undefined && (arg === 'denied' || arg === 'approval_timeout'))
-          return done({ ok: false, reason: arg, timeoutS: asking }, false);
-        // Before a question a bare K; after one, K with the person's answer, never the other way round.
-        if (kind === 'K' && extra === undefined) {
-          const approval = asking === undefined ? (arg === undefined ? 'auto' : undefined) : APPROVALS[arg ?? ''];
-          if (approval) return done({ k: approval }, false);
-        }
-        done({ ok: false, reason: 'protocol' }, true);
+        const read = readAnswer(line, asking);
+        if ('result' in read) return done(read.result, read.withdraw);
+        if (opts.run === undefined) return done({ ok: false, reason: 'protocol' }, true); // only a run is asked about
+        // The shell asks the person: keep waiting (for them now), and send what they are to see.
+        asking = read.asks;
+        this.waiting.set(nonce, onLine);
+        expire(asking * 1000 + APPROVAL_MARGIN_MS);
+        opts.onAwaiting?.();
+        this.write(`P ${nonce} ${previewFields(opts.run)}`);
       };
       this.waiting.set(nonce, onLine);
       expire(timeoutMs);
@@ -129,4 +107,35 @@ export abstract class LineShell {
     }
     return parseSnapshot(data, nonce);
   }
+}
+
+/** What one answer line means: the question's end (withdrawn from the shell or not), or the shell asking the person. */
+type Reading = { result: AskResult | { k: Approval }; withdraw: boolean } | { asks: number };
+
+// One line of the shell (pure), `asking` the seconds it gave the person once it asked (A): a
+// refusal (B) before a question, the person's no (D) after one, a yes (K) either side with the
+// answer only after one; '' is the channel closed, anything else a protocol error, withdrawn.
+function readAnswer(line: string, asking: number | undefined): Reading {
+  const ends = (result: AskResult | { k: Approval }, withdraw = false): Reading => ({ result, withdraw });
+  if (line === '') return ends({ ok: false, reason: 'closed' });
+  const [kind, , arg, extra] = line.split(' ');
+  if (asking === undefined && kind === 'A' && extra === undefined && /^[0-9]{1,5}$/.test(arg ?? ''))
+    return { asks: Math.min(Math.max(Number(arg), 1), MAX_APPROVAL_S) };
+  if (kind === 'B' && asking === undefined) return ends({ ok: false, reason: arg ?? 'unknown' });
+  if (kind === 'D' && asking !== undefined && (arg === 'denied' || arg === 'approval_timeout'))
+    return ends({ ok: false, reason: arg, timeoutS: asking });
+  // Before a question a bare K; after one, K with the person's answer, never the other way round.
+  if (kind === 'K' && extra === undefined) {
+    const approval = asking === undefined ? (arg === undefined ? 'auto' : undefined) : APPROVALS[arg ?? ''];
+    if (approval) return ends({ k: approval });
+  }
+  return ends({ ok: false, reason: 'protocol' }, true);
+}
+
+// A wait's end with no answer: the channel closed, the person's time over, or the editor's.
+function timedOut(closed: boolean, asking: number | undefined): AskResult {
+  if (closed) return { ok: false, reason: 'closed' };
+  return asking !== undefined
+    ? { ok: false, reason: 'approval_timeout', timeoutS: asking }
+    : { ok: false, reason: 'timeout' };
 }

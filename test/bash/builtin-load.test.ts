@@ -10,6 +10,7 @@ import { waitListed } from '../support/enrollment.js';
 import { callRun } from '../support/mcp.js';
 import { ROOT } from '../support/product.js';
 import { useServerAndBroker } from '../support/lifecycle.js';
+import { nativeSources } from '../../scripts/native-parts.mjs';
 import { runCli } from '../support/cli.js';
 import { checkRunResult } from '../mcp/support.js';
 import { bashPane, ok } from './support.js';
@@ -79,7 +80,7 @@ describe("the builtin's load rules", () => {
           '-DTMUX_RUN_BUILD="0123456789abcdef"',
           '-o',
           so(r),
-          join(ROOT, 'helper', 'native', 'bash-line.c'),
+          ...nativeSources(ROOT, 'bash-line.so'),
         ],
         { encoding: 'utf8' },
       );

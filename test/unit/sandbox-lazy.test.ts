@@ -10,6 +10,7 @@ import { ROOT } from '../support/product.js';
 const LAZY = [
   join(ROOT, 'helper', 'sandbox', 'sandbox.ts'),
   join(ROOT, 'helper', 'sandbox', 'policy.ts'),
+  join(ROOT, 'helper', 'sandbox', 'bwrap-args.ts'),
   join(ROOT, 'helper', 'sandbox', 'facts.ts'),
   join(ROOT, 'src', 'os', 'bwrap.ts'),
 ];

@@ -5,7 +5,8 @@
 //
 // - the helpers' memory and the listing with 1 and N enrolled panes (zsh, bash and fish in turn),
 //   every helper dormant (TMUX_RUN_IDLE=2): PSS summed over the helper processes still alive (none),
-//   `tmux_enrolled_panes` through the SDK's Client (median of K calls), each on a server of its own;
+//   `tmux_enrolled_panes` through the SDK's Client (median of K calls), each on a server of its own,
+//   both made first and then called in turn (1, N, 1, N...), so that a change in the load falls on both;
 // - a dormant pane's first run: tmux_run of `true` from the broker's call to its result, the helper
 //   started again from the shell's side first, M times in each shell (a fresh broker each time, warmed
 //   by one listing, since a broker's kept link keeps a helper up for 10 s), and the run that follows
@@ -90,35 +91,48 @@ const panesCall = async (client: Client): Promise<number> =>
     }
   ).structuredContent?.panes.length ?? -1;
 
-/** Memory and listing with `n` dormant panes on a server of its own. */
-async function dormantFleet(n: number, k: number): Promise<DormantAt> {
-  const scope = await openScope({ env: { TMUX_RUN_IDLE: IDLE_S } });
+/**
+ * Memory and listing with each of `sizes` dormant panes, each on a server of its own. Every fleet
+ * is made and dormant first; then the listings are timed in turn, one call to each fleet per round,
+ * so that the machine's load (shared, and never steady here) weighs on every size alike.
+ */
+async function dormantFleets(sizes: number[], k: number): Promise<DormantAt[]> {
+  const fleets: Array<{ scope: Scope; made: Array<{ pane: Pane; listing: PaneListing }>; at: DormantAt }> = [];
   try {
-    const made = [];
-    for (let i = 0; i < n; i++) made.push(await addPane(scope, i));
-    await allDormant(
-      scope,
-      made.map((m) => m.pane),
-    );
-    const at: DormantAt = { panes: n, helpers_pss_kb: 0, helpers_alive: 0, mcp_ms: [] };
-    for (const m of made)
-      for (const pid of helperChildren(await m.pane.shellPid())) {
-        at.helpers_alive++;
-        at.helpers_pss_kb += memoryOf(pid)?.pss_kb ?? 0;
-      }
-    const client = (await scope.startMcp()).client;
-    for (let i = 0; i < 3; i++) await panesCall(client);
-    for (let i = 0; i < k; i++) {
-      let count = 0;
-      at.mcp_ms.push(await timed(async () => (count = await panesCall(client))));
-      if (count !== n) throw new Error(`listed ${count} panes, expected ${n}`);
+    for (const n of sizes) {
+      const scope = await openScope({ env: { TMUX_RUN_IDLE: IDLE_S } });
+      const made: Array<{ pane: Pane; listing: PaneListing }> = [];
+      fleets.push({ scope, made, at: { panes: n, helpers_pss_kb: 0, helpers_alive: 0, mcp_ms: [] } });
+      for (let i = 0; i < n; i++) made.push(await addPane(scope, i));
     }
+    const clients: Client[] = [];
+    for (const { scope, made, at } of fleets) {
+      await allDormant(
+        scope,
+        made.map((m) => m.pane),
+      );
+      for (const m of made)
+        for (const pid of helperChildren(await m.pane.shellPid())) {
+          at.helpers_alive++;
+          at.helpers_pss_kb += memoryOf(pid)?.pss_kb ?? 0;
+        }
+      const client = (await scope.startMcp()).client;
+      for (let i = 0; i < 3; i++) await panesCall(client);
+      clients.push(client);
+    }
+    for (let i = 0; i < k; i++)
+      for (const [j, { at }] of fleets.entries()) {
+        let count = 0;
+        at.mcp_ms.push(await timed(async () => (count = await panesCall(clients[j]!))));
+        if (count !== at.panes) throw new Error(`listed ${count} panes, expected ${at.panes}`);
+      }
     // A listing never wakes a pane.
-    for (const x of made)
-      if (helperChildren(await x.pane.shellPid()).length > 0) throw new Error('a listing woke a pane');
-    return at;
+    for (const { made } of fleets)
+      for (const x of made)
+        if (helperChildren(await x.pane.shellPid()).length > 0) throw new Error('a listing woke a pane');
+    return fleets.map((f) => f.at);
   } finally {
-    await scope.close().catch(() => undefined);
+    for (const { scope } of fleets) await scope.close().catch(() => undefined);
   }
 }
 
@@ -160,7 +174,7 @@ async function firstRuns(m: number, cost: DormantCost): Promise<void> {
 
 export async function dormantCost(n: number, k: number, m: number): Promise<DormantCost> {
   const cost: DormantCost = { at: [], first_run_ms: {}, next_run_ms: {} };
-  cost.at.push(await dormantFleet(1, k), await dormantFleet(n, k));
+  cost.at.push(...(await dormantFleets([1, n], k)));
   await firstRuns(m, cost);
   return cost;
 }

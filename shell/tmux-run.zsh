@@ -653,22 +653,31 @@ _tmux_run_precmd() {
   emulate -L zsh
   [[ -n $_tmux_run_helper_pid ]] || return 0
   [[ -n $_tmux_run_generation ]] || { _tmux_run_starting; return 0 }
-  [[ -n $_tmux_run_dormant ]] && return 0
+  [[ -n $_tmux_run_dormant ]] && { _tmux_run_dormant_modes; return 0 }
   [[ -n $_tmux_run_waking ]] && { _tmux_run_wake_pending; return 0 }
   if kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # The helper shows the mode in listings; the shell itself decides at each run.
-    local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}
-    [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]] && mode=ask
-    [[ $sandbox == (off|workspace|workspace+net|read-only) ]] || sandbox=invalid
-    if [[ "$mode $sandbox" != $_tmux_run_mode_sent ]]; then
-      print -rn -u $_tmux_run_rsp_fd -- "M $mode $sandbox"$'\n'
-      _tmux_run_mode_sent="$mode $sandbox"
+    local REPLY
+    _tmux_run_modes
+    if [[ $REPLY != $_tmux_run_mode_sent ]]; then
+      print -rn -u $_tmux_run_rsp_fd -- "M $REPLY"$'\n'
+      _tmux_run_mode_sent=$REPLY
     fi
     return 0
   fi
   # Gone: dormant (its last line, D, not read yet: a command held the prompt), or lost.
   _tmux_run_dormant_pending && return 0
   _tmux_run_lost
+}
+
+# _tmux_run_modes: sets REPLY to what listings show of this prompt's modes, `MODE SANDBOX`
+# (src/enrollment/shell-modes.ts): ask or auto, and the sandbox, `invalid` when not a known one.
+_tmux_run_modes() {
+  emulate -L zsh
+  local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}
+  [[ -n $TMUX_RUN_APPROVE && $TMUX_RUN_APPROVE != auto ]] && mode=ask
+  [[ $sandbox == (off|workspace|workspace+net|read-only) ]] || sandbox=invalid
+  REPLY="$mode $sandbox"
 }
 
 # _tmux_run_starting: a prompt while the helper starts. Its first line is left to the line editor
@@ -780,6 +789,20 @@ _tmux_run_sleep() {
   # before it exits (so the hang-up never comes), and a D read at a prompt watches it again.
   print -rn -u $_tmux_run_rsp_fd -- $'Z\n' 2>/dev/null
   zle -F -w $_tmux_run_req_fd _tmux_run_on_request 2>/dev/null
+  return 0
+}
+
+# _tmux_run_dormant_modes: a prompt while dormant: no helper to tell the modes, so the shell writes
+# them into the channel's mode file itself when they changed (0600, in place, no link followed),
+# as bash and fish do; listings read them there (src/broker/registry.ts).
+_tmux_run_dormant_modes() {
+  emulate -L zsh
+  local REPLY fd
+  _tmux_run_modes
+  [[ $REPLY != $_tmux_run_mode_sent ]] || return 0
+  sysopen -w -o creat,truncate,nofollow,cloexec -m 600 -u fd -- $_tmux_run_base.mode 2>/dev/null || return 0
+  print -rn -u $fd -- "M $REPLY"$'\n' 2>/dev/null && _tmux_run_mode_sent=$REPLY
+  exec {fd}>&-
   return 0
 }
 

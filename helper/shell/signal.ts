@@ -90,7 +90,7 @@
 //     when not, it says so before the prompt, undoes the enrollment and starts the orphan sweep.
 //   Notices (shells that draw them): the helper rewrites BASE.msg with a new N line and sends
 //     SIGWINCH; the handler draws a notice whose SEQ it has not drawn yet.
-import { CHANNEL } from '../../src/enrollment/layout.js';
+import { CHANNEL, REWAKE_MS } from '../../src/enrollment/layout.js';
 import type { SandboxShown } from '../sandbox/policy.js';
 import { AnswerWatch } from './answer-watch.js';
 import { NoticeWait } from './notice-wait.js';
@@ -102,14 +102,6 @@ import type { RenderedPrompt, ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, removeAnswerFiles, wakeShell, writeMessages } from './signal-files.js';
 import type { SignalShellTraits } from './signal-traits.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
-
-/**
- * How often the shell is woken again while a request has no answer. A signal can be lost to the
- * shell's handler: bash notes a WINCH that arrives while its trap runs, but readline runs traps
- * only when a read is interrupted, so that one waits for the next key. The handler answers each
- * nonce once, so waking it again is harmless.
- */
-export const REWAKE_MS = 150;
 
 /** A shell woken by SIGWINCH, talking through files (the protocol above). */
 export class SignalShell extends LineShell implements Shell {

@@ -66,7 +66,7 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
       `pane ${target.id} has no enrollment with generation ${target.generation}: its shell, enrollment or tmux server changed since it was listed; list panes again with tmux_enrolled_panes${after}`,
     );
   }
-  let problem = recordProblem(rec);
+  let problem = recordProblem(rec, 'read');
   // A dormant pane's record names a helper that is gone: its pid may be another process's by now.
   if (problem && isDormant(readStatus(dir, rec))) problem = recordProblem(rec, undefined);
   if (problem) {

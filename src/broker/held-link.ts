@@ -7,9 +7,9 @@ import type { Reply, Request } from '../protocol/messages.js';
 import type { Transport } from '../protocol/transport.js';
 import { terminateGroup } from '../os/process-group.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
-import { recordSocket } from './registry.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
-import { heldAuthorization } from './authorize.js';
+import { heldAuthorization, type Refuse } from './authorize.js';
+import { connectAwake } from './wake.js';
 import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply } from './run-exchange.js';
 import type { RunContext } from './run-context.js';
 
@@ -55,10 +55,24 @@ export function converse(
   runId: string,
   known: Authorization | undefined,
   what: string,
+  refuse: Refuse = (code, message) => failure(code, message, 'not_sent'),
 ): Promise<LongResult> {
-  return connectHelper(recordSocket(ctx.dir, rec)).then(
-    (t) =>
-      talk(t, req, { ctx, rec, target, runId, what, auth: known, answered: false, pgid: undefined, settled: false }),
+  // (A pane that went dormant since it was resolved is woken, once: `refuse` answers a wake refused.)
+  return connectAwake(ctx.dir, rec, refuse, connectHelper).then(
+    (linked) =>
+      'link' in linked
+        ? talk(linked.link, req, {
+            ctx,
+            rec: linked.rec,
+            target,
+            runId,
+            what,
+            auth: known,
+            answered: false,
+            pgid: undefined,
+            settled: false,
+          })
+        : linked,
     (e: unknown) => noHelper(ctx, rec, runId, e),
   );
 }

@@ -82,6 +82,16 @@ export async function askOnce<T>(
   } catch {
     return undefined;
   }
+  return askOver(t, request, pick, timeoutMs);
+}
+
+/** askOnce over a link already made (and closed once answered). */
+export function askOver<T>(
+  t: Transport,
+  request: Request,
+  pick: (reply: Reply) => T | undefined,
+  timeoutMs = 1000,
+): Promise<T | undefined> {
   return new Promise((resolve) => {
     const x = exchange(t);
     const timer = setTimeout(() => {

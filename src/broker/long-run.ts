@@ -4,6 +4,7 @@
 // with the helper is src/broker/held-link.ts; tmux_runs' listing is src/broker/held-runs.ts.
 import { scriptDigest } from '../enrollment/generation.js';
 import type { InputMode, Overflow, Request, TerminalSize } from '../protocol/messages.js';
+import type { ErrorCode } from '../protocol/errors.js';
 import { failure, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
 import { authorizeHeld, authorizeRun, isRecord, scriptProblem } from './authorize.js';
@@ -70,11 +71,8 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
   if (!isRecord(resolved)) return resolved;
   const { binding, token, auth } = authorizeRun(resolved, args.script, args);
   const tag = `start ${binding.run_id.slice(0, 8)} (sha256 ${digest.slice(0, 12)})`;
-  if (ctx.signal?.aborted)
-    return brokerRefusal(ctx, { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag })(
-      'cancelled',
-      'the call was cancelled before it was sent',
-    );
+  const refuse = brokerRefusal(ctx, { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag });
+  if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
   const r = await converse(
     ctx,
     resolved,
@@ -94,6 +92,7 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
     binding.run_id,
     auth,
     'tmux_run_start',
+    refuse,
   );
   // The helper was never reached: the refusal is the broker's, as for tmux_run.
   if (!('pending' in r) && !r.ok && r.error.code === 'helper_unreachable') {
@@ -117,22 +116,23 @@ export async function heldTool(
   const v = op === 'wait' ? validateWaitInput(raw) : validateCancelInput(raw);
   if (!v.ok) return failure('invalid_arguments', `invalid ${name} arguments: ${v.message}`, 'not_sent');
   const args = raw as HeldArgs;
+  const refuse = (code: ErrorCode, message: string): ToolResult => {
+    // The enrollment is gone, and the request with it; the run may have run all the same.
+    const known =
+      code === 'not_enrolled' || code === 'stale_generation'
+        ? auditedOutcome(ctx.audit.path, args.run_id, args.target)
+        : undefined;
+    if (!known) return failure(code, message, 'not_sent');
+    const text = `${message}. The ${name} request was not sent; ${known.said}`;
+    return {
+      ok: false,
+      error: { code, message: escapeControls(text), delivery: 'not_sent', effects: known.effects },
+    };
+  };
   const resolved = await resolveAwake(
     ctx.dir,
     args.target,
-    (code, message) => {
-      // The enrollment is gone, and the request with it; the run may have run all the same.
-      const known =
-        code === 'not_enrolled' || code === 'stale_generation'
-          ? auditedOutcome(ctx.audit.path, args.run_id, args.target)
-          : undefined;
-      if (!known) return failure(code, message, 'not_sent');
-      const text = `${message}. The ${name} request was not sent; ${known.said}`;
-      return {
-        ok: false,
-        error: { code, message: escapeControls(text), delivery: 'not_sent', effects: known.effects },
-      };
-    },
+    refuse,
     `; runs held by a pane's helper end with its enrollment, and the audit trail keeps their outcomes (tmux-run log --run ${args.run_id.slice(0, 8)})`,
   );
   if (!isRecord(resolved)) return resolved;
@@ -151,6 +151,7 @@ export async function heldTool(
     args.run_id,
     undefined,
     name,
+    refuse,
   );
 }
 

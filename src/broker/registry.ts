@@ -2,7 +2,6 @@
 import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
-  CHANNEL,
   channelFiles,
   checkRegistryDir,
   isRecordName,
@@ -21,8 +20,8 @@ import {
 } from '../enrollment/record.js';
 import { paneGeneration } from '../enrollment/generation.js';
 import { procStat, statBusy, type ProcStat } from '../os/proc.js';
-import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
-import { parseModes, readShellFile } from '../enrollment/shell-modes.js';
+import type { PaneStatus } from '../enrollment/pane-status.js';
+import { listedModes, listedStatus } from './listing-reads.js';
 import { listPanes, type TmuxPane } from '../os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
@@ -138,9 +137,11 @@ const consistent = new WeakSet<EnrollmentRecord>();
 /**
  * What makes a record unfit to act on, whatever its helper would answer: a generation that is not
  * the digest of its parts, or a live helper pid that is not a child of its shell. Undefined if none.
- * `helper` is the helper's stat when the caller has read it already.
+ * `helper`: the helper's stat as the caller read it (undefined: no such process, or a dormant
+ * pane's, whose pid names nothing or a stranger and is not looked at), or `read` to read it here.
  */
-export function recordProblem(rec: EnrollmentRecord, helper = procStat(rec.helper_pid)): string | undefined {
+export function recordProblem(rec: EnrollmentRecord, helper: ProcStat | undefined | 'read'): string | undefined {
+  if (helper === 'read') helper = procStat(rec.helper_pid);
   if (!consistent.has(rec)) {
     if (paneGeneration(rec) !== rec.generation)
       return 'its generation does not match its pane, server, shell and enrollment';
@@ -219,7 +220,7 @@ function shellSide(dir: string, rec: EnrollmentRecord, s: PaneStatus, state: Lis
     cwd = null;
   }
   // The channel as the record names it, only inside the registry (as removeEnrollmentFiles has it).
-  const modes = dirname(rec.channel) === dir ? parseModes(readShellFile(rec.channel + CHANNEL.modes)) : undefined;
+  const modes = dirname(rec.channel) === dir ? listedModes(rec) : undefined;
   return {
     type: 'pong',
     pid: s.helper_pid,
@@ -234,24 +235,82 @@ function shellSide(dir: string, rec: EnrollmentRecord, s: PaneStatus, state: Lis
   };
 }
 
+/** Whether what was read of one record makes it a live enrollment to list. */
+function isLive(
+  rec: EnrollmentRecord,
+  pong: Listed,
+  pane: TmuxPane,
+  shell: ProcStat | undefined,
+  helper: ProcStat | undefined,
+): boolean {
+  const dormant = pong.state === 'dormant';
+  return (
+    pong.generation === rec.generation &&
+    pong.pid === rec.helper_pid &&
+    pong.shell_pid === rec.shell_pid &&
+    pane.server_pid === rec.tmux_server_pid &&
+    pane.pane_tty === rec.shell_tty &&
+    shell?.startTicks === rec.shell_start &&
+    (dormant || helper?.ppid === rec.shell_pid) &&
+    recordProblem(rec, dormant ? undefined : helper) === undefined
+  );
+}
+
+/** A live enrollment as it is listed. */
+function paneListing(rec: EnrollmentRecord, pong: Listed, pane: TmuxPane): PaneListing {
+  return {
+    pane_id: rec.pane_id,
+    generation: rec.generation,
+    session: pane.session,
+    window: pane.window_index,
+    window_name: pane.window_name,
+    cwd: pong.cwd,
+    shell_pid: rec.shell_pid,
+    helper_pid: pong.state === 'dormant' ? null : rec.helper_pid,
+    state: pong.state,
+    mode: pong.mode,
+    sandbox: pong.sandbox ?? 'unknown',
+    ...recordShell(rec),
+    ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
+    queued: pong.queued,
+    enrolled_at: rec.enrolled_at,
+    tmux_socket: rec.tmux_socket,
+    server_generation: rec.server_generation,
+    process_generation: rec.process_generation,
+    enrollment_generation: rec.enrollment_generation,
+  };
+}
+
+/** The live enrollments and the records they were decided on (a caller needs no second scan). */
+export interface Listing {
+  panes: PaneListing[];
+  records: EnrollmentRecord[];
+}
+
+type ListOptions = { cleanup?: boolean; by?: 'broker' | 'cli'; audit?: AuditLog };
+
 /**
  * The live enrollments: each record is shown only when its helper is alive for that generation
  * (its published status, or its answer to a ping) and tmux still has that pane, on that server,
  * with that shell on its terminal. Records of helpers that are gone are removed when `cleanup` is set.
  */
-export async function listEnrolled(
-  dir: string,
-  opts: { cleanup?: boolean; by?: 'broker' | 'cli'; audit?: AuditLog } = {},
-): Promise<PaneListing[]> {
+export async function listEnrolled(dir: string, opts: ListOptions = {}): Promise<PaneListing[]> {
+  return (await listEnrolledRecords(dir, opts)).panes;
+}
+
+/** listEnrolled, with the records it read. */
+export async function listEnrolledRecords(dir: string, opts: ListOptions = {}): Promise<Listing> {
   const records = scanRecords(dir);
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
   // tmux is asked first: while its client runs (most of a listing's time), each helper's
   // published status and its processes are read here. No helper is asked, so a listing costs
   // about the same at 1 pane and at 20; a helper without a status (of an older build, or one that
-  // could not write it) is asked.
+  // could not write it) is asked. A dormant helper is gone: its pid is not read.
   const tmuxPanes = Promise.all(sockets.map(async (s) => [s, await listPanes(s)] as const));
-  const statuses = records.map((r) => readStatus(dir, r));
-  const procs = records.map((r) => [procStat(r.shell_pid), procStat(r.helper_pid)] as const);
+  const statuses = records.map((r) => listedStatus(dir, r));
+  const procs = records.map(
+    (r, i) => [procStat(r.shell_pid), isDormant(statuses[i]) ? undefined : procStat(r.helper_pid)] as const,
+  );
   const fromStatus = records.map((r, i) => {
     const s = statuses[i];
     return s ? pongFromStatus(dir, r, s, procs[i]![1], procs[i]![0]) : undefined;
@@ -263,54 +322,11 @@ export async function listEnrolled(
   const panesBySocket = new Map<string, Map<string, TmuxPane> | undefined>(listed);
   const out: PaneListing[] = [];
   records.forEach((rec, i) => {
-    const [shell, helper, status] = [procs[i]![0], procs[i]![1], statuses[i]];
-    const pong: Listed | undefined = status ? fromStatus[i] : answers[i];
-    const dormant = pong?.state === 'dormant';
+    const pong: Listed | undefined = statuses[i] ? fromStatus[i] : answers[i];
     const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
-    const ok =
-      pong !== undefined &&
-      pong.generation === rec.generation &&
-      pong.pid === rec.helper_pid &&
-      pong.shell_pid === rec.shell_pid &&
-      pane !== undefined &&
-      pane.server_pid === rec.tmux_server_pid &&
-      pane.pane_tty === rec.shell_tty &&
-      shell?.startTicks === rec.shell_start &&
-      (dormant || helper?.ppid === rec.shell_pid) &&
-      recordProblem(rec, dormant ? undefined : helper) === undefined;
-    if (!ok) {
-      if (opts.cleanup && pong === undefined && !helperAlive(rec)) {
-        removeEnrollmentFiles(
-          dir,
-          rec,
-          new Set(records.filter(helperAlive).map((r) => r.channel)),
-          opts.by,
-          opts.audit,
-        );
-      }
-      return;
-    }
-    out.push({
-      pane_id: rec.pane_id,
-      generation: rec.generation,
-      session: pane.session,
-      window: pane.window_index,
-      window_name: pane.window_name,
-      cwd: pong.cwd,
-      shell_pid: rec.shell_pid,
-      helper_pid: dormant ? null : rec.helper_pid,
-      state: pong.state,
-      mode: pong.mode,
-      sandbox: pong.sandbox ?? 'unknown',
-      ...recordShell(rec),
-      ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
-      queued: pong.queued,
-      enrolled_at: rec.enrolled_at,
-      tmux_socket: rec.tmux_socket,
-      server_generation: rec.server_generation,
-      process_generation: rec.process_generation,
-      enrollment_generation: rec.enrollment_generation,
-    });
+    if (pong && pane && isLive(rec, pong, pane, procs[i]![0], procs[i]![1])) out.push(paneListing(rec, pong, pane));
+    else if (opts.cleanup && pong === undefined && !helperAlive(rec))
+      removeEnrollmentFiles(dir, rec, new Set(records.filter(helperAlive).map((r) => r.channel)), opts.by, opts.audit);
   });
   out.sort(
     (a, b) =>
@@ -318,5 +334,5 @@ export async function listEnrolled(
       Number(a.pane_id.slice(1)) - Number(b.pane_id.slice(1)) ||
       a.enrolled_at.localeCompare(b.enrolled_at),
   );
-  return out;
+  return { panes: out, records };
 }

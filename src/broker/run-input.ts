@@ -3,14 +3,13 @@
 // (signed for the run and the generations). Neither is audited per call: the run's end entry
 // counts the input given, never its content.
 import type { ErrorCode } from '../protocol/errors.js';
-import type { Reply, ScreenReply } from '../protocol/messages.js';
+import type { Reply, Request, ScreenReply } from '../protocol/messages.js';
 import { MAX_INPUT_BYTES } from '../protocol/limits.js';
-import { askOnce } from './helper-client.js';
-import { recordSocket } from './registry.js';
+import { askOver } from './helper-client.js';
 import type { Delivery, Target } from './result.js';
 import { validateInputInput, validateScreenInput } from './contract.js';
 import { authorizeHeld, isRecord } from './authorize.js';
-import { resolveAwake } from './wake.js';
+import { linkAwake, resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeControls } from './escape.js';
 
@@ -57,7 +56,7 @@ async function ask<T extends Reply['type']>(
   ctx: Pick<RunContext, 'dir'>,
   args: { target: Target; run_id: string },
   tool: string,
-  build: (auth: ReturnType<typeof authorizeHeld>) => Parameters<typeof askOnce>[1],
+  build: (auth: ReturnType<typeof authorizeHeld>) => Request,
   op: 'input' | 'screen',
   want: T,
 ): Promise<Extract<Reply, { type: T }> | Refusal> {
@@ -68,17 +67,22 @@ async function ask<T extends Reply['type']>(
     `; runs held by a pane's helper end with its enrollment (${tool} was not sent)`,
   );
   if (!isRecord(resolved)) return resolved as Refusal;
-  const reply = await askOnce(
-    recordSocket(ctx.dir, resolved),
-    build(authorizeHeld(resolved, op, args.run_id)),
-    (r) => (r.type === want || r.type === 'error' ? r : undefined),
-    ANSWER_MS,
-  );
+  const linked = await linkAwake(ctx.dir, resolved, ANSWER_MS);
+  if (linked && !('link' in linked)) return linked as Refusal;
+  const reply =
+    linked &&
+    (await askOver(
+      linked.link,
+      build(authorizeHeld(linked.rec, op, args.run_id)),
+      (r) => (r.type === want || r.type === 'error' ? r : undefined),
+      ANSWER_MS,
+    ));
   if (!reply)
     return refuse(
       'helper_unreachable',
-      `the helper of pane ${resolved.pane_id} did not answer; its enrollment may have ended, and the runs it held with it; list panes again${op === 'input' ? ' (whether the input was taken is unknown)' : ''}`,
-      op === 'input' ? 'possibly_sent' : 'not_sent',
+      `the helper of pane ${resolved.pane_id} did not answer; its enrollment may have ended, and the runs it held with it; list panes again${op === 'input' && linked ? ' (whether the input was taken is unknown)' : ''}`,
+      // Not connected: nothing was sent.
+      op === 'input' && linked ? 'possibly_sent' : 'not_sent',
     );
   if (reply.type === 'error')
     // unknown_run: the helper holds no such run (DESIGN: not_sent); anything else it refused, having seen it.

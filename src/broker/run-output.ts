@@ -4,12 +4,11 @@
 import type { OutputReply, StreamName } from '../protocol/messages.js';
 import { OUTPUT_CHUNK_BYTES } from '../protocol/limits.js';
 import type { ErrorCode } from '../protocol/errors.js';
-import { askOnce } from './helper-client.js';
-import { recordSocket } from './registry.js';
+import { askOver } from './helper-client.js';
 import { failure, type Target, type ToolResult } from './result.js';
 import { validateOutputInput } from './contract.js';
 import { authorizeHeld, isRecord } from './authorize.js';
-import { resolveAwake } from './wake.js';
+import { linkAwake, resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeOutput } from './escape.js';
 
@@ -40,19 +39,23 @@ export async function outputTool(raw: unknown, ctx: Pick<RunContext, 'dir'>): Pr
     `; runs held by a pane's helper end with its enrollment, and their output with them`,
   );
   if (!isRecord(resolved)) return resolved as OutputResult;
-  const reply = await askOnce(
-    recordSocket(ctx.dir, resolved),
-    {
-      type: 'output',
-      run_id: args.run_id,
-      stream: args.stream,
-      from: args.from ?? 0,
-      max_bytes: args.max_bytes ?? OUTPUT_CHUNK_BYTES,
-      auth: authorizeHeld(resolved, 'output', args.run_id),
-    },
-    (r) => (r.type === 'output' || r.type === 'error' ? r : undefined),
-    OUTPUT_WAIT_MS,
-  );
+  const linked = await linkAwake(ctx.dir, resolved, OUTPUT_WAIT_MS);
+  if (linked && !('link' in linked)) return linked as OutputResult;
+  const reply =
+    linked &&
+    (await askOver(
+      linked.link,
+      {
+        type: 'output',
+        run_id: args.run_id,
+        stream: args.stream,
+        from: args.from ?? 0,
+        max_bytes: args.max_bytes ?? OUTPUT_CHUNK_BYTES,
+        auth: authorizeHeld(linked.rec, 'output', args.run_id),
+      },
+      (r) => (r.type === 'output' || r.type === 'error' ? r : undefined),
+      OUTPUT_WAIT_MS,
+    ));
   if (!reply)
     return refuse(
       'helper_unreachable',

@@ -8,10 +8,9 @@ import { ConnectError } from './helper-client.js';
 import { helperLinks } from './link-pool.js';
 import { failure, type ToolResult } from './result.js';
 import type { ErrorCode } from '../protocol/errors.js';
-import type { Transport } from '../protocol/transport.js';
 import { validateRunInput } from './contract.js';
 import { authorizeRun, isRecord, scriptProblem } from './authorize.js';
-import { resolveAwake } from './wake.js';
+import { connectAwake, resolveAwake } from './wake.js';
 import { exchangeRun } from './run-exchange.js';
 import type { RunArgs, RunContext } from './run-context.js';
 
@@ -85,19 +84,21 @@ async function authorizedRun(
   if (ctx.signal?.aborted) return refuse('cancelled', 'the call was cancelled before it was sent');
 
   const links = ctx.links ?? helperLinks;
-  const socket = recordSocket(ctx.dir, rec);
-  let t: Transport;
+  let linked;
   try {
-    t = await links.take(socket);
+    // (A pane that went dormant since it was resolved is woken, once: the binding holds for its new helper.)
+    linked = await connectAwake(ctx.dir, rec, refuse, (socket) => links.take(socket));
   } catch (e) {
     return refuse(
       'helper_unreachable',
       `the helper of pane ${rec.pane_id} did not answer (${e instanceof ConnectError ? (e.errno ?? 'error') : 'error'}); its enrollment may have ended; list panes again`,
     );
   }
+  if (!('link' in linked)) return linked;
   trace?.mark('connected');
+  const socket = recordSocket(ctx.dir, linked.rec);
   return exchangeRun(
-    { ctx, rec, target: args.target, runId, digest, auth, t, links, socket },
+    { ctx, rec: linked.rec, target: args.target, runId, digest, auth, t: linked.link, links, socket },
     {
       type: 'run',
       binding,

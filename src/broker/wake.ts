@@ -3,22 +3,22 @@
 // again (src/enrollment/dormant.ts), and the call goes on once the new helper serves the same
 // enrollment under its own pid; before anything is sent. A listing never wakes a pane.
 import { lstatSync } from 'node:fs';
-import { recordPath } from '../enrollment/layout.js';
+import { recordPath, REWAKE_MS } from '../enrollment/layout.js';
 import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
 import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
 import type { ErrorCode } from '../protocol/errors.js';
 import { askShell, dormantHelperGone, dormantShell, isDormant } from '../enrollment/dormant.js';
 import { procStat, statBusy } from '../os/proc.js';
-import type { Target, ToolResult } from './result.js';
+import { failure, type Target, type ToolResult } from './result.js';
 import { isRecord, resolveTarget, type Refuse } from './authorize.js';
 import { recordSocket, removeEnrollmentFiles } from './registry.js';
+import { ConnectError, connectHelper } from './helper-client.js';
+import type { Transport } from '../protocol/transport.js';
 
 /** How long a woken helper has to come up (the shell's own bound on a silent one is 10 s: it says so first). */
 export const WAKE_MS = 12_000;
 /** How long the shell has to start it while a command holds its prompt, before the call is refused shell_busy. */
 const BUSY_WAKE_MS = 1000;
-/** The shell is asked again this often while nothing has come up (a signal can be lost to bash's trap). */
-const REWAKE_MS = 150;
 const POLL_MS = 4;
 
 /** resolveTarget, then the wake when the pane is dormant: the record to talk to, or the refusal. */
@@ -90,7 +90,53 @@ export async function awaken(
   return out;
 }
 
-/** One wake of a dormant pane: the shell asked (again every REWAKE_MS) until the new helper serves, or the refusal. */
+/**
+ * A link to the helper of `rec`, a pane found awake, made by `connect` (given its socket). The
+ * helper may have let itself go since it was found awake (a dormant helper serves for 100 ms more,
+ * so a broker that took longer than that to connect finds no socket): when the connection fails,
+ * nothing was sent, and the pane is dormant now, it is woken as any dormant pane is, once, and
+ * connected again. The record the link serves (the woken helper's), or the wake's refusal; a
+ * connection that fails otherwise throws its ConnectError, as `connect` did.
+ */
+export async function connectAwake<T>(
+  dir: string,
+  rec: EnrollmentRecord,
+  refuse: Refuse,
+  connect: (socket: string) => Promise<T>,
+): Promise<{ rec: EnrollmentRecord; link: T } | ToolResult> {
+  try {
+    return { rec, link: await connect(recordSocket(dir, rec)) };
+  } catch (e) {
+    if (!(e instanceof ConnectError) || !isDormant(readStatus(dir, rec))) throw e;
+  }
+  const woken = await awaken(dir, rec, refuse);
+  if (!isRecord(woken)) return woken;
+  return { rec: woken, link: await connect(recordSocket(dir, woken)) };
+}
+
+/**
+ * connectAwake with a fresh link (connectHelper within `timeoutMs`), for a call that asks its helper
+ * one question: undefined when it cannot be connected (nothing was sent), a refusal with code and
+ * message (not_sent) when the wake was refused.
+ */
+export async function linkAwake(
+  dir: string,
+  rec: EnrollmentRecord,
+  timeoutMs: number,
+): Promise<{ rec: EnrollmentRecord; link: Transport } | ToolResult | undefined> {
+  try {
+    return await connectAwake(
+      dir,
+      rec,
+      (code, message) => failure(code, message, 'not_sent'),
+      (socket) => connectHelper(socket, timeoutMs),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/** One wake of a dormant pane: the shell asked (again every REWAKE_MS: a signal can be lost) until the new helper serves, or the refusal. */
 async function wakeOnce(
   dir: string,
   rec: EnrollmentRecord,

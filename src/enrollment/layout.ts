@@ -16,6 +16,15 @@ export const JOURNAL_SUFFIX = '.runs';
 /** The pane's status as its helper last published it (`ENROLLMENT.status`, 0600; src/enrollment/pane-status.ts). */
 export const STATUS_SUFFIX = '.status';
 
+/**
+ * How often a signal-woken shell is woken again while it has not answered: the helper's request
+ * to bash or fish (helper/shell/signal.ts), and a broker's wake of a dormant pane
+ * (src/broker/wake.ts). A signal can be lost to the shell's handler: bash notes a WINCH that
+ * arrives while its trap runs, but readline runs traps only when a read is interrupted, so that
+ * one waits for the next key. Each request is answered once, so waking the shell again is harmless.
+ */
+export const REWAKE_MS = 150;
+
 /** A record's file name: the enrollment generation (32 hex) and the record suffix. */
 export const isRecordName = (name: string): boolean => /^[a-f0-9]{32}\.json$/.test(name);
 

@@ -10,9 +10,9 @@ import {
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
 import { RegistryDirError } from '../enrollment/layout.js';
-import { listEnrolled, scanRecords, type PaneListing } from '../broker/registry.js';
+import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
 import { BUILD_ID } from '../protocol/build.js';
-import { runTool as runToolCall, type Progress } from '../broker/run-tool.js';
+import { runTool as runToolCall, type Progress, type RunContext } from '../broker/run-tool.js';
 import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
 import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
@@ -104,29 +104,12 @@ const CallAnyArgumentsSchema = CallToolRequestSchema.extend({
 export function createServer(o: ServerOptions): McpServer {
   const mcp = new McpServer({ name: 'tmux-run', version: o.version }, { capabilities: { tools: {} } });
   const server = mcp.server;
-
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [
-      panesTool,
-      ...(o.enabled.has(RUN_TOOL)
-        ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
-        : []),
-    ],
-  }));
-
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o) }));
   server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
     if (name === RUN_TOOL || LONG_RUN_TOOLS.has(name)) {
-      if (!o.enabled.has(RUN_TOOL)) {
-        const refusal = failure(
-          'tool_not_enabled',
-          `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen and tmux_runs)`,
-          'not_sent',
-        );
-        if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
-        return toolResult(refusal, o.log, name);
-      }
+      if (!o.enabled.has(RUN_TOOL)) return notEnabled(name, o.log);
       const ctx = {
         dir: o.dir,
         audit: o.audit,
@@ -136,38 +119,76 @@ export function createServer(o: ServerOptions): McpServer {
         // Who asked: the name and version the client gave in initialize (a label, not an identity).
         client: clientLabel(server.getClientVersion()),
       };
-      switch (name) {
-        case RUN_TOOL: {
-          const trace = o.traces?.begin(extra.requestId);
-          const result = await runToolCall(args ?? {}, { ...ctx, trace });
-          if (!trace) return toolResult(result, o.log);
-          if (!result.ok) trace.info.code = result.error.code;
-          const reply = toolResult(result, o.log);
-          trace.mark('checked');
-          // A cancelled request gets no response: its trace ends here.
-          if (extra.signal.aborted) o.traces?.finish(extra.requestId, false);
-          return reply;
-        }
-        case START_TOOL:
-          return toolResult(await startToolCall(args ?? {}, ctx), o.log, name);
-        case WAIT_TOOL:
-          return toolResult(await heldTool(args ?? {}, ctx, 'wait'), o.log, name);
-        case CANCEL_TOOL:
-          return toolResult(await heldTool(args ?? {}, ctx, 'cancel_held'), o.log, name);
-        case RUNS_TOOL:
-          return listRunsCall(o, args ?? {});
-        case OUTPUT_TOOL:
-          return outputResult(await outputToolCall(args ?? {}, ctx), o.log);
-        case INPUT_TOOL:
-          return inputToolCall(args ?? {}, ctx);
-        case SCREEN_TOOL:
-          return screenToolCall(args ?? {}, ctx);
-      }
+      const result = await runToolsCall(o, name, args ?? {}, ctx, extra);
+      if (result) return result;
     }
     const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
     throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
   });
   return mcp;
+}
+
+/** What tools/list lists: tmux_enrolled_panes, and with --enable-tool tmux_run every run tool. */
+function listedTools(o: ServerOptions) {
+  return [
+    panesTool,
+    ...(o.enabled.has(RUN_TOOL)
+      ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
+      : []),
+  ];
+}
+
+/** A run tool called on a server that does not offer them: refused tool_not_enabled. */
+function notEnabled(name: string, log: (m: string) => void): CallToolResult {
+  const refusal = failure(
+    'tool_not_enabled',
+    `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen and tmux_runs)`,
+    'not_sent',
+  );
+  if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
+  return toolResult(refusal, log, name);
+}
+
+/** tmux_run and the long-run tools, on a server that offers them; undefined for any other name. */
+async function runToolsCall(
+  o: ServerOptions,
+  name: string,
+  args: unknown,
+  ctx: RunContext,
+  extra: Extra,
+): Promise<CallToolResult | undefined> {
+  switch (name) {
+    case RUN_TOOL:
+      return tracedRun(o, args, ctx, extra);
+    case START_TOOL:
+      return toolResult(await startToolCall(args, ctx), o.log, name);
+    case WAIT_TOOL:
+      return toolResult(await heldTool(args, ctx, 'wait'), o.log, name);
+    case CANCEL_TOOL:
+      return toolResult(await heldTool(args, ctx, 'cancel_held'), o.log, name);
+    case RUNS_TOOL:
+      return listRunsCall(o, args);
+    case OUTPUT_TOOL:
+      return outputResult(await outputToolCall(args, ctx), o.log);
+    case INPUT_TOOL:
+      return inputToolCall(args, ctx);
+    case SCREEN_TOOL:
+      return screenToolCall(args, ctx);
+  }
+  return undefined;
+}
+
+/** A tmux_run call, its stages traced when the server keeps traces (TMUX_RUN_TRACE). */
+async function tracedRun(o: ServerOptions, args: unknown, ctx: RunContext, extra: Extra): Promise<CallToolResult> {
+  const trace = o.traces?.begin(extra.requestId);
+  const result = await runToolCall(args, { ...ctx, trace });
+  if (!trace) return toolResult(result, o.log);
+  if (!result.ok) trace.info.code = result.error.code;
+  const reply = toolResult(result, o.log);
+  trace.mark('checked');
+  // A cancelled request gets no response: its trace ends here.
+  if (extra.signal.aborted) o.traces?.finish(extra.requestId, false);
+  return reply;
 }
 
 /**
@@ -255,28 +276,23 @@ async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolR
       content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }],
       isError: true,
     };
-  let panes: PaneListing[];
+  let listing: Listing;
   try {
-    panes = await listEnrolled(o.dir, { cleanup: true });
+    listing = await listEnrolledRecords(o.dir, { cleanup: true });
   } catch (e) {
-    if (e instanceof RegistryDirError && e.reason === 'missing') panes = [];
+    if (e instanceof RegistryDirError && e.reason === 'missing') listing = { panes: [], records: [] };
     else
       return {
         content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }],
         isError: true,
       };
   }
+  const { panes } = listing;
   const structured = { panes };
   const out = validatePanesOutput(structured);
   if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
   // A helper of another build is live, so listed, but refuses this server's runs: the text says so.
-  const outdated = new Set(
-    panes.length === 0
-      ? []
-      : scanRecords(o.dir)
-          .filter((r) => r.build !== BUILD_ID)
-          .map((r) => r.generation),
-  );
+  const outdated = new Set(listing.records.filter((r) => r.build !== BUILD_ID).map((r) => r.generation));
   return { content: [{ type: 'text', text: renderPanes(panes, outdated) }], structuredContent: structured };
 }
 

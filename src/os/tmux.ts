@@ -43,30 +43,26 @@ export function tmuxQuery(socket: string, args: string[], timeoutMs = 5000): Pro
   });
 }
 
+/** What a listing needs of a pane (src/broker/registry.ts): nothing that costs tmux a look at /proc. */
 export interface TmuxPane {
   pane_id: string;
   server_pid: number;
-  pane_pid: number;
   pane_tty: string;
   session: string;
   window_index: number;
   window_name: string;
-  pane_title: string;
-  pane_current_path: string;
 }
 
 // Fields are separated by spaces; the free-text ones are escaped by tmux (q:), so an escaped space
 // is part of a field. (Control characters cannot separate fields: tmux rewrites them without a UTF-8 locale.)
+// No pane_current_path: tmux reads each pane's foreground process's cwd for it, a cost per pane.
 const FORMAT = [
   '#{pane_id}',
   '#{pid}',
-  '#{pane_pid}',
   '#{q:pane_tty}',
   '#{window_index}',
   '#{q:session_name}',
   '#{q:window_name}',
-  '#{q:pane_title}',
-  '#{q:pane_current_path}',
 ].join(' ');
 
 /** Splits a line on unescaped spaces and removes tmux's backslash escapes (pure). */
@@ -88,17 +84,14 @@ export function splitEscaped(line: string): string[] {
 /** Parses one line of list-panes output in FORMAT (pure; exported for tests). */
 export function parsePaneLine(line: string): TmuxPane | undefined {
   const f = splitEscaped(line);
-  if (f.length !== 9 || !/^%[0-9]+$/.test(f[0] ?? '')) return undefined;
+  if (f.length !== 6 || !/^%[0-9]+$/.test(f[0] ?? '')) return undefined;
   return {
     pane_id: f[0]!,
     server_pid: Number(f[1]),
-    pane_pid: Number(f[2]),
-    pane_tty: f[3] ?? '',
-    window_index: Number(f[4]),
-    session: f[5] ?? '',
-    window_name: f[6] ?? '',
-    pane_title: f[7] ?? '',
-    pane_current_path: f[8] ?? '',
+    pane_tty: f[2] ?? '',
+    window_index: Number(f[3]),
+    session: f[4] ?? '',
+    window_name: f[5] ?? '',
   };
 }
 

@@ -5,34 +5,26 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { waitListed } from '../support/enrollment.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
+import { callRun } from '../support/mcp.js';
 import { ROOT } from '../support/product.js';
+import { useServerAndBroker } from '../support/lifecycle.js';
 import { nativeSources } from '../../scripts/native-parts.mjs';
-import { openScope, type Scope } from '../support/scope.js';
-import type { TmuxServer } from '../support/server.js';
 import { runCli } from '../support/cli.js';
 import { checkRunResult } from '../mcp/support.js';
 import { bashPane, ok } from './support.js';
 
-let scope: Scope;
-let server: TmuxServer;
-let mcp: McpHandle;
 const copies: string[] = [];
-beforeAll(async () => {
-  scope = await openScope();
-  server = scope.server;
-  mcp = await scope.startMcp();
-});
-afterAll(async () => {
-  expect(await scope.close()).toEqual([]);
+// Registered first, so it runs after the server is closed (after-hooks run last-registered first).
+afterAll(() => {
   for (const c of copies) rmSync(c, { recursive: true, force: true });
 });
+const file = useServerAndBroker();
 
 /** A copy of the built install (shell/, dist/, package.json; node_modules linked), modified by `change`. */
 function install(change: (root: string) => void): string {
-  const root = mkdtempSync(join(server.home, 'install-'));
+  const root = mkdtempSync(join(file.server.home, 'install-'));
   chmodSync(root, 0o755);
   copies.push(root);
   for (const part of ['shell', 'dist', 'package.json']) cpSync(join(ROOT, part), join(root, part), { recursive: true });
@@ -43,7 +35,7 @@ function install(change: (root: string) => void): string {
 
 /** Enrolls a bash pane from the install at `root` and returns its listing. */
 async function enrollFrom(root: string) {
-  const pane = await bashPane(server);
+  const pane = await bashPane(file.server);
   const r = await pane.runWithStatus(`source ${join(root, 'shell', 'tmux-run.bash')}`, { timeoutMs: 20_000 });
   expect(r).toEqual({ status: 0, output: '' });
   return { pane, listing: await waitListed(pane, await pane.shellPid()) };
@@ -64,8 +56,8 @@ describe("the builtin's load rules", () => {
     expect(listing.editor_check).toBe('screen');
     expect(listing.editor_check_reason).toMatch(/bash-line\.so is not safe to load from .*mode 757/);
     expect(await pane.run('type -t _tmux_run_line || echo none')).toBe('none');
-    ok(checkRunResult((await callRun(mcp.client, listing, 'true')).result));
-    const panes = await runCli(['panes'], server.env);
+    ok(checkRunResult((await callRun(file.mcp.client, listing, 'true')).result));
+    const panes = await runCli(['panes'], file.server.env);
     expect(panes.stdout).toMatch(new RegExp(`^${listing.pane_id}: screen check, not exact: .*not safe to load`, 'm'));
     await pane.kill();
   });
@@ -109,11 +101,11 @@ describe("the builtin's load rules", () => {
   });
 
   it('a restricted bash (rbash, its ~/.bashrc sourcing the snippet): not enrolled, saying why', async () => {
-    const rc = join(server.home, 'rbashrc');
+    const rc = join(file.server.home, 'rbashrc');
     writeFileSync(rc, `PS1='$ '\nsource ${join(ROOT, 'shell', 'tmux-run.bash')}\n`);
-    const pane = await server.newPane({ shell: ['bash', '--restricted', '--noprofile', '--rcfile', rc, '-i'] });
+    const pane = await file.server.newPane({ shell: ['bash', '--restricted', '--noprofile', '--rcfile', rc, '-i'] });
     await pane.waitFor((s) => /tmux-run: not enrolled: this bash is restricted \(rbash\)/.test(s));
-    expect(await runCli(['panes', '--json'], server.env)).toMatchObject({ stdout: '[]\n' });
+    expect(await runCli(['panes', '--json'], file.server.env)).toMatchObject({ stdout: '[]\n' });
     await pane.kill();
   });
 
@@ -121,7 +113,7 @@ describe("the builtin's load rules", () => {
     // What ble.sh sets once loaded (ble.pp): BLE_VERSION, BLE_ATTACHED (1 once attached), its
     // line in _ble_edit_str and cursor in _ble_edit_ind, and the blehook function.
     const rc = 'BLE_VERSION=0.4.0-devel3+abcdef0 BLE_ATTACHED=1 _ble_edit_str= _ble_edit_ind=0\nblehook() { :; }';
-    const pane = await bashPane(server, { rc });
+    const pane = await bashPane(file.server, { rc });
     const r = await pane.runWithStatus(`source ${join(ROOT, 'shell', 'tmux-run.bash')}`);
     expect(r.status).toBe(1);
     expect(r.output).toMatch(

@@ -7,29 +7,18 @@
 // line refused, a half-typed line intact after a run's notice, nothing on the screen or in history.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { waitListed } from '../support/enrollment.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import { openScope, type Scope } from '../support/scope.js';
+import { callRun } from '../support/mcp.js';
+import { useServerAndBroker } from '../support/lifecycle.js';
 import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
 import { checkRunResult } from '../mcp/support.js';
 import { finalOf, runIdOf, start } from '../long/support.js';
 import { BASH_SNIPPET, bashPane, ok, refusal } from './support.js';
 
-let scope: Scope;
-let server: TmuxServer;
-let mcp: McpHandle;
-beforeAll(async () => {
-  scope = await openScope();
-  server = scope.server;
-  mcp = await scope.startMcp();
-});
-afterAll(async () => {
-  expect(await scope.close()).toEqual([]);
-});
+const file = useServerAndBroker();
 
 /** A set-up: its lines in ~/.bashrc (before tmux-run's), and its PS1 when it sets none itself. */
 interface SetUp {
@@ -81,7 +70,7 @@ let count = 0;
 const lastLine = (s: string): string => s.split('\n').at(-1) ?? '';
 
 async function keys(pane: Pane, ...k: string[]): Promise<void> {
-  await server.tmux(['send-keys', '-t', pane.id, ...k]);
+  await file.server.tmux(['send-keys', '-t', pane.id, ...k]);
 }
 
 /** Waits until a run passes (the shell is back at an idle, empty prompt), then returns. */
@@ -90,23 +79,23 @@ async function idle(run: (s: string) => Promise<Record<string, any>>): Promise<v
 }
 
 async function exercise(s: SetUp): Promise<void> {
-  const home = join(server.home, `setup-${++count}`);
+  const home = join(file.server.home, `setup-${++count}`);
   mkdirSync(home, { recursive: true });
   // The person's ~/.bashrc: the set-up, then tmux-run's line; read as bash reads it at start-up
   // (sourced from the harness's first prompt, which the set-up then replaces).
   const rc = [s.rc, s.ps1 !== undefined ? `PS1='${s.ps1}'` : '', `source ${BASH_SNIPPET}`].join('\n');
   writeFileSync(join(home, '.bashrc'), rc + '\n');
-  const pane = await bashPane(server, { rc: `export HOME=${home}; cd ~; HISTFILE=~/.bash_history` });
+  const pane = await bashPane(file.server, { rc: `export HOME=${home}; cd ~; HISTFILE=~/.bash_history` });
   await pane.type('source ~/.bashrc', { enter: true });
   const listing: PaneListing = await waitListed(pane, await pane.shellPid());
   expect(listing.editor_check).toBe('exact');
-  const run = async (script: string) => checkRunResult((await callRun(mcp.client, listing, script)).result);
+  const run = async (script: string) => checkRunResult((await callRun(file.mcp.client, listing, script)).result);
   await idle(run);
 
   // 30 runs in a row at the idle empty prompt, with nothing drawn (notices off: the harness's).
-  const screen = await server.tmux(['capture-pane', '-p', '-t', pane.id]);
+  const screen = await file.server.tmux(['capture-pane', '-p', '-t', pane.id]);
   for (let i = 0; i < 30; i++) expect(ok(await run(`echo run-${i}`)).stdout.data).toBe(`run-${i}\n`);
-  expect(await server.tmux(['capture-pane', '-p', '-t', pane.id])).toBe(screen);
+  expect(await file.server.tmux(['capture-pane', '-p', '-t', pane.id])).toBe(screen);
 
   // A typed line: refused, nothing run, kept as typed.
   const m = join(home, 'must-not-exist');
@@ -133,11 +122,11 @@ async function exercise(s: SetUp): Promise<void> {
   await pane.type('TMUX_RUN_NOTIFY=on', { enter: true });
   await idle(run);
   const started = join(home, 'long-started');
-  const long = await start(mcp.client, listing, `touch ${started}; sleep 0.5; echo long-done`);
+  const long = await start(file.mcp.client, listing, `touch ${started}; sleep 0.5; echo long-done`);
   await waitUntil(() => existsSync(started));
   await pane.type('echo half');
   await pane.waitFor((x) => lastLine(x).endsWith('echo half'));
-  expect(ok(await finalOf(mcp.client, listing, runIdOf(long))).stdout.data).toBe('long-done\n');
+  expect(ok(await finalOf(file.mcp.client, listing, runIdOf(long))).stdout.data).toBe('long-done\n');
   // (The notice and readline's redraw below it are two writes: wait for both.)
   await pane.waitFor((x) => /tmux-run: run \S+ .*exited 0/.test(x) && /echo half$/.test(lastLine(x)));
   await pane.type(' typed', { enter: true });

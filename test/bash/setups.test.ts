@@ -5,10 +5,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import { openScope, type Scope } from '../support/scope.js';
-import type { TmuxServer } from '../support/server.js';
+import { describe, expect, it } from 'vitest';
+import { callRun } from '../support/mcp.js';
+import { useServerAndBroker } from '../support/lifecycle.js';
 import { waitUntil } from '../support/waiting.js';
 import { checkRunResult } from '../mcp/support.js';
 import { BASH_SNIPPET, bashPane, enrolledBash, ok, refusal, type BashPaneOptions } from './support.js';
@@ -16,30 +15,20 @@ import { waitListed } from '../support/enrollment.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
-let scope: Scope;
-let server: TmuxServer;
-let mcp: McpHandle;
-beforeAll(async () => {
-  scope = await openScope();
-  server = scope.server;
-  mcp = await scope.startMcp();
-});
-afterAll(async () => {
-  expect(await scope.close()).toEqual([]);
-});
+const file = useServerAndBroker();
 
 const lines = (path: string): string[] =>
   existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
 
 async function enrolled(opts: BashPaneOptions) {
-  const { pane, listing } = await enrolledBash(server, opts);
-  const run = async (script: string) => checkRunResult((await callRun(mcp.client, listing, script)).result);
+  const { pane, listing } = await enrolledBash(file.server, opts);
+  const run = async (script: string) => checkRunResult((await callRun(file.mcp.client, listing, script)).result);
   return { pane, listing, run };
 }
 
 describe('set-ups people run in bash', () => {
   it('a bash-preexec-like set-up: its preexec fires for typed commands, never for a run', async () => {
-    const log = join(server.home, 'preexec.log');
+    const log = join(file.server.home, 'preexec.log');
     // What bash-preexec does: a hook last in PROMPT_COMMAND arms it; the DEBUG trap's first
     // firing after a prompt is the typed command's preexec, unless it is a PROMPT_COMMAND entry.
     const rc = [
@@ -65,17 +54,17 @@ describe('set-ups people run in bash', () => {
 
   for (const order of ['before', 'after'] as const) {
     it(`bash-preexec 0.5.0 (the real file) sourced ${order} tmux-run: every typed command reaches preexec_functions, the first included, never a run`, async () => {
-      const log = join(server.home, `bp-${order}.log`);
+      const log = join(file.server.home, `bp-${order}.log`);
       const bp = [
         `source ${join(FIXTURES, 'bash-preexec-0.5.0.sh')}`,
         `__bp_log() { printf 'preexec %s\\n' "$1" >> ${log}; }`,
         'preexec_functions+=(__bp_log)',
       ];
       const tr = `source ${BASH_SNIPPET}`;
-      const pane = await bashPane(server, { rc: (order === 'before' ? [...bp, tr] : [tr, ...bp]).join('\n') });
+      const pane = await bashPane(file.server, { rc: (order === 'before' ? [...bp, tr] : [tr, ...bp]).join('\n') });
       const listing = await waitListed(pane, await pane.shellPid());
       expect(listing.editor_check).toBe('exact');
-      const run = async (script: string) => checkRunResult((await callRun(mcp.client, listing, script)).result);
+      const run = async (script: string) => checkRunResult((await callRun(file.mcp.client, listing, script)).result);
       // Runs at the new pane's first prompt, before anything is typed, then between commands.
       for (let i = 0; i < 2; i++) ok(await run('echo from-a-run'));
       await pane.run('echo typed-first');
@@ -92,9 +81,9 @@ describe('set-ups people run in bash', () => {
     await pane.type('echo vi-typed');
     await pane.waitFor((s) => s.split('\n').at(-1) === '$ echo vi-typed');
     expect(refusal(await run('true')).code).toBe('editor_not_empty');
-    await server.tmux(['send-keys', '-t', pane.id, 'Escape']);
+    await file.server.tmux(['send-keys', '-t', pane.id, 'Escape']);
     expect(refusal(await run('true')).code).toBe('editor_not_empty');
-    await server.tmux(['send-keys', '-t', pane.id, 'A']);
+    await file.server.tmux(['send-keys', '-t', pane.id, 'A']);
     await pane.type('-done', { enter: true });
     await pane.waitFor((s) => /^vi-typed-done$/m.test(s));
     await pane.waitForPrompt();
@@ -102,17 +91,17 @@ describe('set-ups people run in bash', () => {
   });
 
   it("a WINCH trap of the person's still fires on a resize, and runs still start", async () => {
-    const log = join(server.home, 'winch.log');
+    const log = join(file.server.home, 'winch.log');
     const { pane, run } = await enrolled({ rc: `trap 'echo winch >> ${log}' WINCH` });
     ok(await run('true'));
     const before = lines(log).length;
-    await server.tmux(['resize-window', '-t', pane.id, '-x', '140', '-y', '35']);
+    await file.server.tmux(['resize-window', '-t', pane.id, '-x', '140', '-y', '35']);
     await waitUntil(() => lines(log).length > before);
     ok(await run('true'));
     // The trap set after enrollment replaces tmux-run's: it is chained again at the next prompt.
     await pane.run(`trap 'echo again >> ${log}' WINCH`);
     ok(await run('true'));
-    await server.tmux(['resize-window', '-t', pane.id, '-x', '120', '-y', '30']);
+    await file.server.tmux(['resize-window', '-t', pane.id, '-x', '120', '-y', '30']);
     await waitUntil(() => lines(log).includes('again'));
   });
 
@@ -131,7 +120,7 @@ describe('set-ups people run in bash', () => {
     ok(await run('true'));
     await pane.type('echo x');
     expect(refusal(await run('true')).code).toBe('editor_not_empty');
-    await server.tmux(['send-keys', '-t', pane.id, 'C-u']);
+    await file.server.tmux(['send-keys', '-t', pane.id, 'C-u']);
     await pane.waitForPrompt();
     ok(await run('true'));
     expect(await pane.run('echo "$PROMPT_COMMAND" | grep -c _tmux_run_prompt')).toBe('1');

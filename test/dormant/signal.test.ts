@@ -1,19 +1,20 @@
 // Dormant bash and fish panes: the helper goes after TMUX_RUN_IDLE and the next call has the shell
 // start it again from its WINCH handler (BASE.wake and SIGWINCH, as the helper reaches it), with
 // the same generations and the shell's cwd and environment as they are then.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import { callRun, listedPanes, startMcp } from '../support/mcp.js';
-import { runCli } from '../support/cli.js';
 import type { Pane } from '../support/pane.js';
 import type { TmuxServer } from '../support/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { waitUntil } from '../support/waiting.js';
 import { bashPane, enrollBash } from '../bash/support.js';
-import { enrollFish, fishPane } from '../fish/support.js';
+import { enrollFish, FISH_HARNESS, fishPane } from '../fish/support.js';
+import { DEFAULT_PROMPT } from '../support/shells.js';
+import { expectExecNewGeneration, expectRevokedNotWoken } from '../support/dormant.js';
 import { helperStarts, IDLE_S, waitDormant } from './support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });
@@ -27,7 +28,11 @@ interface ShellCase {
   exportVar: (name: string, value: string) => string;
   /** What the shell says about itself being enrolled or not. */
   generationVar: string;
+  /** A command line that replaces the shell with a new one of its kind (`exec`), as the harness starts it. */
+  execSelf: (server: TmuxServer) => string;
 }
+
+let execs = 0;
 
 const SHELLS: ShellCase[] = [
   {
@@ -37,6 +42,11 @@ const SHELLS: ShellCase[] = [
     set: (n, v) => `${n}=${v}`,
     exportVar: (n, v) => `export ${n}=${v}`,
     generationVar: 'printf "%s\\n" "${_tmux_run_generation:-none}"',
+    execSelf: (server) => {
+      const rc = join(server.home, `bashrc.exec-${++execs}`);
+      writeFileSync(rc, `PS1=${JSON.stringify(DEFAULT_PROMPT)}\n`, { mode: 0o600 });
+      return `exec bash --noprofile --rcfile ${rc} -i`;
+    },
   },
   {
     name: 'fish',
@@ -45,6 +55,11 @@ const SHELLS: ShellCase[] = [
     set: (n, v) => `set -g ${n} ${v}`,
     exportVar: (n, v) => `set -gx ${n} ${v}`,
     generationVar: 'if set -q _tmux_run_generation[1]; echo $_tmux_run_generation; else; echo none; end',
+    execSelf: (server) => {
+      const config = join(server.home, `config-exec-${++execs}.fish`);
+      writeFileSync(config, FISH_HARNESS, { mode: 0o600 });
+      return `exec fish --no-config -i -C 'source ${config}'`;
+    },
   },
 ];
 
@@ -95,21 +110,7 @@ describe.each(SHELLS)('a dormant $name pane', (sh) => {
     const pane = await sh.open(server);
     const listing = await sh.enroll(pane);
     await waitDormant(pane);
-    expect((await runCli(['revoke', pane.id], server.env)).code).toBe(0);
-    await waitUntil(
-      async () => (await pane.run(sh.generationVar)).trim() === 'none',
-      10_000,
-      'the shell to learn of the revocation',
-    );
-    const mcp = await startMcp(server);
-    try {
-      const run = await callRun(mcp.client, listing, 'touch revoked-ran');
-      expect(run.structured.error?.code).toBe('not_enrolled');
-      expect(existsSync(join(server.home, 'revoked-ran'))).toBe(false);
-      expect(helperChildren(await pane.shellPid())).toHaveLength(0);
-    } finally {
-      await mcp.close();
-    }
+    await expectRevokedNotWoken(pane, listing, sh.generationVar);
     const gone = await sh.open(server);
     const second = await sh.enroll(gone);
     await waitDormant(gone);
@@ -123,6 +124,13 @@ describe.each(SHELLS)('a dormant $name pane', (sh) => {
     expect(
       filesIn(server.registryDir).filter((f) => f.startsWith(second.enrollment_generation) || f.startsWith(base)),
     ).toEqual([]);
+  });
+
+  it(`exec ${sh.name} in a dormant pane is a new generation; the old one is never woken into it`, async () => {
+    const pane = await sh.open(scope.server);
+    const old = await sh.enroll(pane);
+    await waitDormant(pane);
+    await expectExecNewGeneration(pane, old, sh.execSelf(scope.server), sh.enroll);
   });
 
   it('a wake that fails is said once in the pane and refused wake_failed, nothing run', async () => {

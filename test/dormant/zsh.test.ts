@@ -1,16 +1,16 @@
 // A zsh pane's helper goes dormant after TMUX_RUN_IDLE and the next call starts it again from the
 // shell's own side (its line editor's handler on the request FIFO), with the same generations and
 // the shell's cwd and environment as they are then; what keeps it awake, and what ends it.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { enroll, filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
 import { useServer } from '../support/lifecycle.js';
 import { callRun, listedPanes, startMcp } from '../support/mcp.js';
-import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/waiting.js';
 import { runIdOf, start, wait } from '../long/support.js';
 import { explain, helperStarts, IDLE_S, waitDormant } from './support.js';
+import { expectExecNewGeneration, expectRevokedNotWoken } from '../support/dormant.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });
 
@@ -97,6 +97,33 @@ describe('a dormant zsh pane', () => {
     }
   });
 
+  it('lists the modes of its last prompt while dormant (the shell writes them itself, 0600), never waking', async () => {
+    const server = scope.server;
+    const pane = await server.newPane();
+    const listing = await enroll(pane);
+    await waitDormant(pane);
+    const shown = async (mode: string, sandbox: string): Promise<void> => {
+      await waitUntil(
+        async () => {
+          const p = (await listed(server.registryDir)).find((l) => l.pane_id === pane.id);
+          return p?.state === 'dormant' && p.mode === mode && p.sandbox === sandbox;
+        },
+        10_000,
+        `pane listed dormant, ${mode} ${sandbox}`,
+      );
+    };
+    await pane.run('TMUX_RUN_APPROVE=ask TMUX_RUN_SANDBOX=read-only');
+    await shown('ask', 'read-only');
+    const modes = recordOf(server, listing).channel + '.mode';
+    expect(statSync(modes).mode & 0o777).toBe(0o600);
+    await pane.run('TMUX_RUN_APPROVE=auto TMUX_RUN_SANDBOX=nowhere');
+    await shown('auto', 'invalid');
+    await pane.run('unset TMUX_RUN_APPROVE TMUX_RUN_SANDBOX');
+    await shown('auto', 'off');
+    expect(helperChildren(await pane.shellPid())).toHaveLength(0);
+    expect(helperStarts(server.registryDir, listing)).toBe(1);
+  });
+
   it('never goes dormant with a run running, nor with its result held; then does', async () => {
     const server = scope.server;
     const pane = await server.newPane();
@@ -138,48 +165,17 @@ describe('a dormant zsh pane', () => {
   });
 
   it('a revoked dormant pane cannot be woken', async () => {
-    const server = scope.server;
-    const pane = await server.newPane();
+    const pane = await scope.server.newPane();
     const listing = await enroll(pane);
     await waitDormant(pane);
-    const r = await runCli(['revoke', pane.id], server.env);
-    expect(r.code, r.stderr).toBe(0);
-    // The shell let its side go (it was told, X): it is not enrolled any more.
-    await waitUntil(
-      async () => (await pane.run('print -r -- "${_tmux_run_generation:-none}"')).trim() === 'none',
-      10_000,
-      'the shell to learn of the revocation',
-    );
-    const mcp = await startMcp(server);
-    try {
-      const run = await callRun(mcp.client, listing, 'touch revoked-ran');
-      expect(run.structured.error?.code).toBe('not_enrolled');
-      expect(existsSync(join(server.home, 'revoked-ran'))).toBe(false);
-      expect(helperChildren(await pane.shellPid())).toHaveLength(0);
-    } finally {
-      await mcp.close();
-    }
+    await expectRevokedNotWoken(pane, listing, 'print -r -- "${_tmux_run_generation:-none}"');
   });
 
   it('exec zsh in a dormant pane is a new generation; the old one is never woken into it', async () => {
-    const server = scope.server;
-    const pane = await server.newPane();
+    const pane = await scope.server.newPane();
     const old = await enroll(pane);
     await waitDormant(pane);
-    await pane.run('exec zsh -i');
-    const mcp = await startMcp(server);
-    try {
-      const r = await callRun(mcp.client, old, 'touch exec-ran');
-      expect(['stale_generation', 'not_enrolled']).toContain(r.structured.error?.code);
-      expect(existsSync(join(server.home, 'exec-ran'))).toBe(false);
-      expect(helperChildren(await pane.shellPid())).toHaveLength(0);
-      expect((await listedPanes(mcp.client)).some((p) => p.pane_id === pane.id)).toBe(false);
-      const fresh = await enroll(pane);
-      expect(fresh.generation).not.toBe(old.generation);
-      expect((await callRun(mcp.client, fresh, 'echo new')).structured.data.stdout.data).toBe('new\n');
-    } finally {
-      await mcp.close();
-    }
+    await expectExecNewGeneration(pane, old, 'exec zsh -i', enroll);
   });
 
   it('a wake that fails is said once in the pane and refused wake_failed, nothing run', async () => {

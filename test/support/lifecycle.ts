@@ -1,6 +1,7 @@
 // A scope per test file (useServer) or per test (withServer): set up before, closed after, and
 // the test fails when anything the server or its brokers started is left.
 import { afterAll, beforeAll, expect } from 'vitest';
+import type { McpHandle } from './mcp.js';
 import { openScope, type Scope } from './scope.js';
 import type { ServerOptions, TmuxServer } from './server.js';
 
@@ -33,6 +34,21 @@ export function useServer(opts?: ServerOptions): Scope {
     brokerLogs: () => current().brokerLogs(),
     close: () => current().close(),
   };
+}
+
+/** useServer, with one tmux-run-mcp for the file's tests, started once the server is (closed with it). */
+export function useServerAndBroker(opts?: ServerOptions): Scope & { readonly mcp: McpHandle } {
+  const scope = useServer(opts);
+  let mcp: McpHandle | undefined;
+  beforeAll(async () => {
+    mcp = await scope.startMcp();
+  });
+  return Object.defineProperty(scope, 'mcp', {
+    get: () => {
+      if (mcp === undefined) throw new Error('useServerAndBroker: the broker starts in beforeAll');
+      return mcp;
+    },
+  }) as Scope & { readonly mcp: McpHandle };
 }
 
 /** One server for one test: runs fn, then closes the scope and checks nothing is left; a failure carries the brokers' logs. */

@@ -137,17 +137,15 @@ describe('shell snapshots', () => {
 describe('tmux list-panes lines', () => {
   it('splits on unescaped spaces and unescapes tmux quoting', () => {
     expect(splitEscaped('a\\ b c\\\\ d')).toEqual(['a b', 'c\\', 'd']);
-    expect(parsePaneLine('%3 100 200 /dev/pts/4 1 my\\ session win\\;1 title /home/x\\ y')).toEqual({
+    expect(parsePaneLine('%3 100 /dev/pts/4 1 my\\ session win\\;1\\ x\\ y')).toEqual({
       pane_id: '%3',
       server_pid: 100,
-      pane_pid: 200,
       pane_tty: '/dev/pts/4',
       window_index: 1,
       session: 'my session',
-      window_name: 'win;1',
-      pane_title: 'title',
-      pane_current_path: '/home/x y',
+      window_name: 'win;1 x y',
     });
+    expect(parsePaneLine('%3 100 /dev/pts/4 1 session')).toBeUndefined();
     expect(parsePaneLine('garbage')).toBeUndefined();
   });
 });

@@ -13,11 +13,13 @@
 //   the traced runs (src/protocol/trace.ts): asked->answered is the signal's round trip and the
 //   handler, answered->snapshot the snapshot and the screen check;
 // - the screen check's parts: the one read-only tmux call through the native spawn and through
-//   Node's execFile, the prompt measured by the emulator (a new shape, a cached one), and the
+//   Node's execFile, and through a client held before its question (helper/shell/held-query.ts,
+//   as a run makes it: from the question to the answer, the client started 20 ms before), the prompt measured by the emulator (a new shape, a cached one), and the
 //   helper's memory before its first check (emulator not loaded) and after.
 import { readFileSync } from 'node:fs';
 import { measurePrompt } from '../helper/shell/prompt-shape.js';
 import { screenArgs } from '../helper/shell/screen.js';
+import { holdQuery } from '../helper/shell/held-query.js';
 import { screenQuery, screenQueryKind } from '../helper/shell/screen-read.js';
 import { tmuxQuery } from '../src/os/tmux.js';
 import { enroll, waitListed } from '../test/support/enrollment.js';
@@ -46,7 +48,7 @@ export interface FishCost {
   /** Median ms of each traced stage, fish and zsh runs. */
   stages_fish: Record<string, number>;
   stages_zsh: Record<string, number>;
-  screen_read: { kind: string; native_ms: number[]; node_ms: number[] };
+  screen_read: { kind: string; native_ms: number[]; node_ms: number[]; held_ms: number[] };
   /** The prompt measured: a new shape (two renderings, ms), a cached one (µs). */
   measure_new_ms: number[];
   measure_cached_us: number;
@@ -169,9 +171,21 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
     rtt_fish_ms.push(f.ms);
     fishIds.add(f.id);
   }
-  const screen_read = { kind: screenQueryKind(), native_ms: [] as number[], node_ms: [] as number[] };
+  const screen_read = {
+    kind: screenQueryKind(),
+    native_ms: [] as number[],
+    node_ms: [] as number[],
+    held_ms: [] as number[],
+  };
   for (let i = 0; i < 5 * n; i++) {
+    const held = holdQuery(server.socket);
+    await new Promise((r) => setTimeout(r, 20));
     let t0 = performance.now();
+    if (held) {
+      await held.ask(screenArgs(pane.id));
+      screen_read.held_ms.push(performance.now() - t0);
+    }
+    t0 = performance.now();
     await screenQuery(server.socket, screenArgs(pane.id));
     screen_read.native_ms.push(performance.now() - t0);
     t0 = performance.now();
@@ -225,6 +239,7 @@ export function fishCostLines(c: FishCost): string[] {
     `| round trip of \`true\`: fish minus zsh (ms, median of the paired differences; target +3) | ${median(c.rtt_fish_ms.map((x, i) => x - c.rtt_zsh_ms[i]!)).toFixed(2)} |`,
     `| the same runs' stages, fish / zsh: asked->answered (the shell's answer), answered->snapshot (fish: the screen check) (ms, medians) | ${st(c.stages_fish.answered)} / ${st(c.stages_zsh.answered)}, ${st(c.stages_fish.snapshot)} / ${st(c.stages_zsh.snapshot)} |`,
     `| screen check: the one tmux call, native spawn / Node's execFile (ms, medians, n=${c.screen_read.native_ms.length}; the helper's: ${c.screen_read.kind}) | ${median(c.screen_read.native_ms).toFixed(2)} / ${median(c.screen_read.node_ms).toFixed(2)} |`,
+    `| screen check: the same call through a client held before it (tmux source-file -), from the question to the answer (ms, median, n=${c.screen_read.held_ms.length}) | ${c.screen_read.held_ms.length ? median(c.screen_read.held_ms).toFixed(2) : '?'} |`,
     `| screen check: a prompt measured by the emulator, new shape (two renderings, ms) / cached (µs) | ${f(c.measure_new_ms)} / ${c.measure_cached_us.toFixed(1)} |`,
     `| fish helper PSS before its first screen check / after it (emulator loaded) (MB) | ${mb(c.helper_before_check?.pss_kb)} / ${mb(c.helper_after_check?.pss_kb)} |`,
   ];

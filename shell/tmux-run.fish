@@ -213,30 +213,12 @@ function _tmux_run_alive --description 'tmux-run: is the helper alive'
     test "$rest[1]" != Z; and test "$rest[2]" = $fish_pid
 end
 
-# _tmux_run_write [new] FILE FORMAT ARGS...: printf FORMAT ARGS to FILE, created 0600 whatever the
-# person's umask (set for the write and put back: fish's umask variable, not its slower function);
-# with `new`, fails, printing nothing, when anything is at FILE already.
-function _tmux_run_write --description 'tmux-run: write a private file of the channel'
-    set -l new
-    if test "$argv[1]" = new
-        set new 1
-        set -e argv[1]
-    end
-    set -l file $argv[1]
-    set -e argv[1]
-    # A new file only: anything already there (a plain file or not) fails, with nothing printed.
-    if set -q new[1]; and begin
-            test -e $file; or test -L $file
-        end
-        return 1
-    end
+# _tmux_run_write FILE FORMAT ARGS...: printf FORMAT ARGS to FILE, created 0600 whatever the
+# person's umask (set for the write and put back: fish's umask variable, not its slower function).
+function _tmux_run_write --argument-names file --description 'tmux-run: write a private file of the channel'
     set -l saved $umask
     set -g umask 0077
-    if set -q new[1]
-        printf $argv >?$file 2>/dev/null
-    else
-        printf $argv >$file 2>/dev/null
-    end
+    printf $argv[2..-1] >$file 2>/dev/null
     set -l rc $status
     set -g umask $saved
     return $rc
@@ -304,8 +286,12 @@ end
 # _tmux_run_on_winch: the SIGWINCH handler (beside fish's own and the person's). Acts only on
 # what the helper left in the message file: its first line (R or E), a revocation (X), a
 # request (Q NONCE [fresh]) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize
-# finds nothing new and does nothing. Prints nothing but a notice. (Each line split by `read`
-# itself: a command substitution costs fish a pipe and its reader thread.)
+# finds nothing new and does nothing. Prints nothing but a notice. The file is read whole by one
+# `read` and its lines (in the order helper/shell/signal.ts writes them) taken apart by one
+# `string match`, whose named groups set the _tmux_run_m_ variables (local: no global has those
+# names; a group named like a variable that exists sets that one, so never a name of the
+# person's): each builtin or function a handler runs costs fish tens of microseconds, and a
+# request is answered on the way of every run.
 function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer the helper'
     set -q _tmux_run_base[1]; or return 0
     if set -q _tmux_run_dormant[1]
@@ -315,58 +301,48 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     set -q _tmux_run_waking[1]; and _tmux_run_wake_pending
     set -q _tmux_run_waking[1]; and return 0
     test -f $_tmux_run_base.msg; or return 0
-    # Read whole first (nothing run while the file is the loop's stdin), then acted on.
-    set -l first
-    set -l nonce
-    set -l fresh
-    set -l seq
-    set -l note
-    set -l said
-    while read -l kind a b
-        switch "$kind"
-            case R E X D
-                set -q first[1]; or set first $kind "$a" "$b"
-            case Q
-                set nonce $a
-                set fresh $b
-            case N
-                set seq $a
-                set note $b
-            case S
-                set said "$a $b"
-        end
-    end <$_tmux_run_base.msg
-    switch "$first[1]"
+    read -lz msg <$_tmux_run_base.msg
+    string match -qr '^(?<_tmux_run_m_kind>[REXD])(?: (?<_tmux_run_m_rest>[^\n]*))?\n(?:Q (?<_tmux_run_m_nonce>[0-9a-f]{32})(?<_tmux_run_m_fresh> fresh)?\n)?(?:P [^\n]*\n)*(?:N (?<_tmux_run_m_seq>[0-9]+) (?<_tmux_run_m_note>(?:tmux-run: run (?<_tmux_run_m_run>\S+))?[^\n]*)\n)?(?:S (?<_tmux_run_m_said>[^\n]*)\n)?$' -- $msg
+    or return 0
+    switch $_tmux_run_m_kind
         case X
             _tmux_run_revoked
             return 0
         case D
             set -q _tmux_run_generation[1]; and set -g _tmux_run_dormant 1
             return 0
-        case R E
-            set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$first[1] $first[2] $first[3]"); or return 0
     end
+    set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$_tmux_run_m_kind $_tmux_run_m_rest"); or return 0
     set -l drew
-    test -n "$said"; and _tmux_run_tell (string trim -r -- $said); and set drew 1
-    if string match -qr '^[0-9]+$' -- "$seq"; and begin
-            not set -q _tmux_run_seq[1]; or test $seq -gt $_tmux_run_seq
+    test -n "$_tmux_run_m_said"; and _tmux_run_tell $_tmux_run_m_said; and set drew 1
+    if set -q _tmux_run_m_seq[1]; and begin
+            not set -q _tmux_run_seq[1]; or test $_tmux_run_m_seq -gt $_tmux_run_seq
         end
-        set -g _tmux_run_seq $seq
-        _tmux_run_notify_on; and set -q _tmux_run_idle[1]
-        and _tmux_run_say "$note" (string match -r '^tmux-run: run (\S+)' -- "$note")[2]
-        and set drew 1
+        set -g _tmux_run_seq $_tmux_run_m_seq
+        _tmux_run_notify_on; and set -q _tmux_run_idle[1]; and _tmux_run_say "$_tmux_run_m_note" "$_tmux_run_m_run"; and set drew 1
     end
-    if test -n "$nonce"; and test "$nonce" != "$_tmux_run_answered"
-        set -g _tmux_run_answered $nonce
-        test "$fresh" = fresh; and set -e _tmux_run_drawn
-        if set -q drew[1]
-            # The notice drew the prompt without the line being typed, which fish's repaint puts
-            # back only after this handler: the screen is not to be read now (asked again).
-            _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $nonce context:redrawing
-        else
-            _tmux_run_answer $nonce
-        end
+    set -q _tmux_run_m_nonce[1]; and test "$_tmux_run_m_nonce" != "$_tmux_run_answered"; or return 0
+    set -g _tmux_run_answered $_tmux_run_m_nonce
+    set -q _tmux_run_m_fresh[1]; and set -e _tmux_run_drawn
+    # A notice drew the prompt without the line being typed, which fish's repaint puts back only
+    # after this handler: the screen is not to be read now (the helper asks again).
+    set -l reason
+    if set -q drew[1]
+        set reason context:redrawing
+    else if not set -q _tmux_run_idle[1]
+        set reason busy
+    else if commandline -P
+        set reason context:completion
+    else if commandline -S
+        set reason context:search
+    else if test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto
+        set reason approval_unavailable
+    else
+        _tmux_run_prompt
+        _tmux_run_snapshot $_tmux_run_m_nonce; and return 0
+        set reason snapshot_failed
     end
+    _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $_tmux_run_m_nonce $reason
     return 0
 end
 
@@ -431,30 +407,6 @@ function _tmux_run_revoked --description 'tmux-run: the enrollment was revoked'
     _tmux_run_notify_on; and _tmux_run_say "tmux-run: this pane's enrollment was revoked"
 end
 
-# _tmux_run_answer NONCE: tells the helper whether the shell sits idle at its prompt; if so, and
-# the shell does not ask (TMUX_RUN_APPROVE unset, empty or auto), writes the snapshot, then K with
-# the prompt as fish draws it. The line itself is read from the screen by the helper.
-function _tmux_run_answer --argument-names nonce --description 'tmux-run: answer a request'
-    set -l reason
-    if not set -q _tmux_run_idle[1]
-        set reason busy
-    else if commandline -P
-        set reason context:completion
-    else if commandline -S
-        set reason context:search
-    else if test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto
-        set reason approval_unavailable
-    else if not _tmux_run_snapshot $nonce
-        set reason snapshot_failed
-    end
-    if test -n "$reason"
-        _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $nonce $reason
-        return 0
-    end
-    _tmux_run_prompt
-    _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $nonce $_tmux_run_left $_tmux_run_right
-end
-
 # _tmux_run_as_drawn FUNCTION: runs a prompt function with $status and $pipestatus as fish's reader
 # gave them when it drew the prompt (the last command line's: prompts show both).
 function _tmux_run_as_drawn --argument-names fn --description 'tmux-run: a prompt function as fish runs it'
@@ -491,23 +443,72 @@ function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -g _tmux_run_drawn $key
 end
 
-# _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, a list
-# joined as fish exports it: with ':' for a path variable, a name that ends in PATH or one set with
-# --path, with spaces otherwise; a quoted "$$name" joins it so, in one step) to a new 0600 file; when TMUX_RUN_SANDBOX is set and not off, also the parameters the
-# sandbox reads, exported or not, as :NAME=VALUE (a list joined with colons). Returns 1 when the
-# file cannot be made.
+# _tmux_run_snapshot NONCE: writes the snapshot, then at once the answer K NONCE with the prompt
+# rendered (_tmux_run_left, _tmux_run_right): the snapshot is NONCE, PWD and the exported
+# environment (NUL-separated, a list joined as fish exports it: with ':' for a path variable, a
+# name that ends in PATH or one set with --path, with spaces otherwise; a quoted "$NAME" joins it
+# so, in one step) in a new 0600 file, in one write; when TMUX_RUN_SANDBOX is set and not off,
+# also the parameters the sandbox reads, exported or not, as :NAME=VALUE (a list joined with
+# colons). The helper begins its screen read when the snapshot appears (fish's reader takes no
+# key until this handler returns), so nothing but the answer's own write comes after it. The
+# names exported and every value are read afresh at each answer (an export can change with no
+# event this snippet could see: a key binding, another fish's universal variable, the person's
+# own handlers); only the code that prints them is kept, made for the list of names it prints
+# and made again when the names exported are another list (_tmux_run_env_define). Every local is
+# prefixed: a local would hide the person's variable of the same name. Returns 1 when the
+# snapshot cannot be made, or the answer not written.
 function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
+    # (A pipe between two builtins: a command substitution costs fish a thread, slow under load.)
+    set --names -x | read -laz _tmux_run_names
     set -l _tmux_run_kv
-    for _tmux_run_n in (set --names -x)
-        set -a _tmux_run_kv "$_tmux_run_n=$$_tmux_run_n"
-    end
     if test -n "$TMUX_RUN_SANDBOX"; and test "$TMUX_RUN_SANDBOX" != off
         for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME XDG_CONFIG_HOME \
             XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR
             set -q $_tmux_run_n; and set -a _tmux_run_kv ":$_tmux_run_n="(string join : -- $$_tmux_run_n)
         end
     end
-    _tmux_run_write new $_tmux_run_base.env '%s\0' $_tmux_run_nonce $PWD $_tmux_run_kv
+    set -l _tmux_run_printer 1
+    if not set -q _tmux_run_env_names[1]; or test "$_tmux_run_names" != "$_tmux_run_env_names"
+        _tmux_run_env_define $_tmux_run_names; or set _tmux_run_printer
+    end
+    # A name the printer cannot be made for: each value in turn.
+    set -l _tmux_run_env
+    if not set -q _tmux_run_printer[1]
+        for _tmux_run_n in $_tmux_run_names
+            set -a _tmux_run_env "$_tmux_run_n=$$_tmux_run_n"
+        end
+    end
+    set -l saved $umask
+    set -g umask 0077
+    if set -q _tmux_run_printer[1]
+        _tmux_run_env_print $_tmux_run_nonce $_tmux_run_kv
+    else
+        printf '%s\0' $_tmux_run_nonce $PWD $_tmux_run_env $_tmux_run_kv >?$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\n%s\0%s\0' $_tmux_run_nonce $_tmux_run_left $_tmux_run_right >$_tmux_run_base.ans 2>/dev/null
+    end
+    set -l rc $status
+    set -g umask $saved
+    return $rc
+end
+
+# _tmux_run_env_define NAMES...: defines _tmux_run_env_print NONCE [EXTRA...], which writes NONCE,
+# PWD, NAME=VALUE for each of NAMES (its value as a quoted "$NAME" gives it: read when it runs)
+# and EXTRA to a new snapshot file in one printf, then the answer K (_tmux_run_snapshot), and keeps NAMES (space-joined: a name has no
+# space) in _tmux_run_env_names. Returns 1, defining nothing, when a name is not made only of
+# letters, digits and underscores (it could not be written into code as it is).
+function _tmux_run_env_define --description 'tmux-run: make the snapshot printer for the exported names'
+    set -e _tmux_run_env_names
+    functions -e _tmux_run_env_print
+    set -l fields
+    for n in $argv
+        string match -qr '^[A-Za-z0-9_]+$' -- $n; or return 1
+        set -a fields "\"$n=\$$n\""
+    end
+    eval "function _tmux_run_env_print --description 'tmux-run: print the snapshot'
+        printf '%s\\0' \$argv[1] \$PWD $fields \$argv[2..-1] >?\$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\\n%s\\0%s\\0' \$argv[1] \$_tmux_run_left \$_tmux_run_right >\$_tmux_run_base.ans 2>/dev/null
+    end"
+    set -g _tmux_run_env_names "$argv"
 end
 
 # _tmux_run_report_mode: the mode and sandbox the helper shows in listings, and whether notices
@@ -652,7 +653,8 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
-    set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking
+    set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking _tmux_run_env_names
+    functions -e _tmux_run_env_print
     return 0
 end
 

@@ -2,8 +2,12 @@
 // while a request is out, the helper watches the channel's directory (inotify, fs.watch) and
 // looks at BASE.ans whenever it changes; where the directory cannot be watched (out of watches,
 // say) it looks every POLL_MS instead. A change of BASE.env (the shell's handler writing the
-// snapshot: it is answering) is told to `snapshotSeen`, when given (inotify only).
-import { watch, type FSWatcher } from 'node:fs';
+// snapshot: it is answering) is told to `snapshotSeen`, when given (inotify only). When the watch
+// stops (the answer read, or the wait over), BASE.ans is removed soon after, in the event loop's
+// next turn, while the run's next steps wait on other processes: on a disk filesystem an unlink
+// costs about 0.2 ms, which the next request then need not pay before it wakes the shell (it
+// still removes whatever is there first).
+import { unlinkSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
 
@@ -14,6 +18,7 @@ export const POLL_MS = 20;
 export class AnswerWatch {
   private watcher: FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
+  private tidy: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly base: string,
@@ -22,6 +27,8 @@ export class AnswerWatch {
   ) {}
 
   start(): void {
+    clearImmediate(this.tidy);
+    this.tidy = undefined;
     if (this.watcher || this.poll) return;
     const name = basename(this.base) + CHANNEL.answer;
     const snapshot = basename(this.base) + CHANNEL.snapshot;
@@ -41,6 +48,16 @@ export class AnswerWatch {
     this.watcher = undefined;
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
+    clearImmediate(this.tidy);
+    // On this thread, and cancelled by start(): never after the next request's answer is written.
+    this.tidy = setImmediate(() => {
+      this.tidy = undefined;
+      try {
+        unlinkSync(this.base + CHANNEL.answer);
+      } catch {
+        // gone already
+      }
+    });
   }
 
   /** No inotify: look every POLL_MS while a request is out. */

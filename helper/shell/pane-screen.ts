@@ -1,29 +1,69 @@
 // The screen check of one signal-woken shell's pane, as its asks make it (helper/shell/signal.ts):
-// the read that may begin early, while the shell still answers (fish: `readsEarly`), and the last
-// verdict, which the enrollment's prompt probe reads (helper/shell/prompt-probe.ts).
-import { checkPane, readScreen, type RenderedPrompt, type Screen, type ScreenVerdict } from './screen.js';
+// the tmux client held for the request out (helper/shell/held-query.ts: started when the request
+// goes out, asked when the read is to begin), the read that may begin early, while the shell
+// still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
+// reads (helper/shell/prompt-probe.ts).
+import { log } from '../log.js';
+import { holdQuery, stopHolding, type HeldQuery } from './held-query.js';
+import {
+  checkPane,
+  parseScreen,
+  readScreen,
+  screenArgs,
+  type RenderedPrompt,
+  type Screen,
+  type ScreenVerdict,
+} from './screen.js';
 import type { ShellPlace } from './shell.js';
 
 export class PaneScreen {
   /** The read begun for the request out, before its answer came. */
   private early: Promise<Screen | undefined> | undefined;
+  /** The client held for the request out, not asked yet. */
+  private held: HeldQuery | undefined;
   /** The last check's verdict (undefined until one was made). */
   lastVerdict: ScreenVerdict | undefined;
 
   constructor(private readonly place: ShellPlace) {}
 
-  /** A new request is out: a read begun for the one before is not this one's. */
+  /** A new request is out, or none: a read begun for the one before is not this one's, nor its held client. */
   forget(): void {
     this.early = undefined;
+    this.held?.drop();
+    this.held = undefined;
   }
 
-  /** Begins the read now (once per request). */
+  /** A request went out: holds a tmux client for its read (none where none can be held). */
+  prepare(): void {
+    this.held?.drop();
+    this.held = holdQuery(this.place.tmuxSocket);
+  }
+
+  /** Begins the read now (once per request): the held client asked, else a client started now. */
   readEarly(): void {
-    this.early ??= readScreen(this.place.tmuxSocket, this.place.paneId).catch(() => undefined);
+    this.early ??= this.read().catch(() => undefined);
+  }
+
+  private async read(): Promise<Screen | undefined> {
+    const held = this.held;
+    this.held = undefined;
+    const { tmuxSocket: socket, paneId } = this.place;
+    if (!held) return readScreen(socket, paneId);
+    try {
+      return parseScreen(await held.ask(screenArgs(paneId)));
+    } catch (e) {
+      // Read directly (later: after the same moment); if that works, this tmux cannot serve a held client.
+      const screen = await readScreen(socket, paneId);
+      stopHolding();
+      log(`the screen check holds no tmux client from now on: ${(e as Error).message}`);
+      return screen;
+    }
   }
 
   /** The screen against `prompt` (the answer's), the early read taken as the first. */
   async check(prompt: RenderedPrompt | undefined): Promise<ScreenVerdict> {
+    // A held client not asked yet (no snapshot seen): asked now, as the first read.
+    if (this.held) this.readEarly();
     const first = this.early;
     this.early = undefined;
     if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };

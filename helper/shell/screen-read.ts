@@ -8,14 +8,32 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { nativeSpawn, spawnKind } from '../../src/os/native-spawn.js';
 import { notReadOnly, tmuxQuery } from '../../src/os/tmux.js';
 
+/**
+ * The only variables tmux's client gets: the locale (tmux wants a UTF-8 one) and TERM. A client
+ * sends the server each variable of its environment, one message each, which the server parses
+ * and keeps for the client's life: a few microseconds apiece on both sides, for a call that uses
+ * none of them (the socket is named with -S; display-message and capture-pane read no variable).
+ */
+export const SCREEN_ENV_NAMES = ['LC_ALL', 'LC_CTYPE', 'LANG', 'TERM'] as const;
+
+/** The environment of the call, from `env`: only SCREEN_ENV_NAMES (pure). */
+export function screenEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of SCREEN_ENV_NAMES) {
+    const v = env[name];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
 /** Bounds of the call: its output, and how long tmux may take. */
 const MAX_OUT = 4 << 20;
-const TIMEOUT_MS = 5000;
+export const TIMEOUT_MS = 5000;
 
 let tmuxPath: string | null | undefined;
 
 /** tmux's absolute path (TMUX_RUN_TMUX, else PATH), found once; null when not found. */
-function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
+export function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
   if (tmuxPath !== undefined) return tmuxPath;
   const name = env.TMUX_RUN_TMUX || 'tmux';
   const dirs = isAbsolute(name) ? [''] : (env.PATH ?? '').split(delimiter).filter(Boolean);
@@ -34,7 +52,7 @@ function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null {
 }
 
 /** Reads a pipe's read end to its end (bounded), then closes it. */
-function drain(fd: number): Promise<Buffer> {
+export function drain(fd: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -48,6 +66,15 @@ function drain(fd: number): Promise<Buffer> {
   });
 }
 
+/** How tmux ended: what it printed (status 0), or an Error with its first line of complaint. */
+export function outcome(out: Buffer, err: Buffer, status: { code: number | null; signal: number | null }): string {
+  if (status.code === 0) return out.toString('utf8');
+  const said = err.toString('utf8').trim().split('\n')[0];
+  throw new Error(
+    said || `tmux ended with ${status.signal !== null ? `signal ${status.signal}` : `status ${status.code}`}`,
+  );
+}
+
 /** `tmux -S SOCKET ARGS...` (read-only questions) through the native spawn; resolves stdout. */
 export async function screenQuery(socket: string, args: string[]): Promise<string> {
   const bin = tmuxBinary();
@@ -55,18 +82,13 @@ export async function screenQuery(socket: string, args: string[]): Promise<strin
   const command = notReadOnly(args);
   if (command !== undefined)
     throw new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`);
-  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = screenEnv();
   let exited!: (v: { code: number | null; signal: number | null }) => void;
   const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));
   const s = nativeSpawn([bin, '-S', socket, ...args], env, '/', (code, signal) => exited({ code, signal }));
   const timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);
   try {
-    const [out, err, status] = await Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end]);
-    if (status.code === 0) return out.toString('utf8');
-    const said = err.toString('utf8').trim().split('\n')[0];
-    throw new Error(
-      said || `tmux ended with ${status.signal !== null ? `signal ${status.signal}` : `status ${status.code}`}`,
-    );
+    return outcome(...(await Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end])));
   } finally {
     clearTimeout(timer);
   }

@@ -24,10 +24,10 @@
 //                                          fish): the latest notice, SEQ counting up from 1
 //                S TEXT                    shells on the screen check: it cannot serve this prompt
 //                                          (helper/shell/prompt-probe.ts); said once in the pane
-//   BASE.ans   shell -> helper: the answer to the request. Removed by the helper before each Q;
-//              written by the shell with open/truncate, write, close, so the helper may see it
-//              half-written: an answer counts only when complete (below), else the helper waits
-//              for the next change. One of:
+//   BASE.ans   shell -> helper: the answer. Removed by the helper once read (answer-watch.ts) and
+//              before each Q; written by the shell with open/truncate, write, close, so the helper
+//              may see it half-written: an answer counts only when complete (below), else the
+//              helper waits for the next change. One of:
 //                K NONCE[ APPROVAL]\n PROMPT \0 RIGHTPROMPT \0
 //                          idle at the primary prompt with the snapshot written (below); a shell
 //                          whose check is exact (bash with its builtin) leaves PROMPT empty; PROMPT is
@@ -230,8 +230,9 @@ export class SignalShell extends LineShell implements Shell {
       this.clearAnswer();
       this.screen.forget();
       this.request = [this.fresh ? `${line} fresh` : line];
-      this.startWatch();
+      this.watch.start();
       this.flush(true);
+      if (!this.traits.exact) this.screen.prepare(); // after the wake: tmux starts while the shell answers
       clearInterval(this.rewake);
       this.rewake = setInterval(() => this.wake(), REWAKE_MS);
       this.check();
@@ -267,9 +268,13 @@ export class SignalShell extends LineShell implements Shell {
   /** One request and the shell's answer. */
   private async answerOnce(timeoutMs: number, opts: AskOptions, fresh: boolean): Promise<AskResult> {
     this.fresh = fresh;
+    let result: AskResult | undefined;
     try {
-      return await super.ask(timeoutMs, opts);
+      result = await super.ask(timeoutMs, opts);
+      return result;
     } finally {
+      // No K: no screen check follows, and the client held for it is let go.
+      if (!result?.ok) this.screen.forget();
       this.fresh = false;
       this.stopWatch();
       // Not rewritten now: a request the shell answered is never answered again (it keeps the
@@ -284,6 +289,7 @@ export class SignalShell extends LineShell implements Shell {
     this.closed = true;
     this.noticeWait.stop();
     this.probe?.stop();
+    this.screen.forget();
     this.stopWatch();
     this.endWaits();
   }
@@ -326,10 +332,6 @@ export class SignalShell extends LineShell implements Shell {
   /** The shell's handler wrote the snapshot for the request out: the screen read may begin (readsEarly). */
   private snapshotSeen(): void {
     if (this.traits.readsEarly && this.request.length > 0 && !this.closed) this.screen.readEarly();
-  }
-
-  private startWatch(): void {
-    this.watch.start();
   }
 
   private stopWatch(): void {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../mcp/support.js';
 import { helperChildren } from '../support/enrollment.js';
+import { waitUntil } from '../support/waiting.js';
 import { fishFixture, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
 
 let fx: FishFixture;
@@ -24,12 +25,29 @@ describe('tmux_run in a fish pane', () => {
     expect(d.stdout.data).toBe(`${fx.server.home}/proj\na b|unset|x y z|/a:/b\n0027\n`);
   });
 
-  it('hands on an export named like a local of the snippet (its answer runs among them)', async () => {
-    const names = ['nonce', 'reason', 'mode', 'left', 'right'];
+  it('hands on an export named like a local of the snippet (its answer runs among them), and leaves it as it was', async () => {
+    // The handler's locals and the names its `string match` once set (a named group sets a
+    // variable that exists under that name, wherever it is).
+    const names = ['nonce', 'reason', 'mode', 'left', 'right', 'msg', 'kind', 'rest', 'fresh', 'seq', 'note', 'run'];
+    names.push('said', 'drew', 'saved', 'rc', 'fields', 'n');
     await fx.pane.run(names.map((n) => `set -gx ${n} v-${n}`).join('; '));
     const d = ok(await fx.run(names.map((n) => `printf '%s ' "\${${n}-unset}"`).join('; ')));
     expect(d.stdout.data).toBe(names.map((n) => `v-${n} `).join(''));
+    const after = await fx.pane.run(`printf '<%s>' ${names.map((n) => `$${n}`).join(' ')}; echo`);
+    expect(after).toContain(names.map((n) => `<v-${n}>`).join(''));
     await fx.pane.run(`set -e ${names.join(' ')}`);
+  });
+
+  it('reads the exports afresh at each run: one made, then changed, by a key binding (no command line) is seen', async () => {
+    await fx.pane.run(`bind \\cx 'set -gx BOUND_BY_KEY one'; bind \\cy 'set -gx BOUND_BY_KEY two'`);
+    const seen = async (): Promise<string> => ok(await fx.run('echo "${BOUND_BY_KEY-unset}"')).stdout.data;
+    expect(await seen()).toBe('unset\n');
+    // No prompt comes between the key and the run: nothing but the run's own answer can see it.
+    await fx.server.tmux(['send-keys', '-t', fx.pane.id, 'C-x']);
+    await waitUntil(async () => (await seen()) === 'one\n' || undefined, 10_000, 'the new export in a run');
+    await fx.server.tmux(['send-keys', '-t', fx.pane.id, 'C-y']);
+    await waitUntil(async () => (await seen()) === 'two\n' || undefined, 10_000, 'the changed export in a run');
+    await fx.pane.run('bind -e \\cx; bind -e \\cy; set -e BOUND_BY_KEY');
   });
 
   it('reports exit status, a signal and exit 143 apart, with separate streams and stdin closed', async () => {

@@ -1,0 +1,77 @@
+// The screen check's tmux call held before its question (helper/shell/held-query.ts), against a
+// real tmux server: it answers exactly as the call made at once does, it reads the pane when
+// asked (text typed after it started and before it was asked is in its answer), one let go
+// unasked ends at once, and it asks nothing that is not read-only.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asCommandLines, holdQuery } from '../../helper/shell/held-query.js';
+import { screenArgs } from '../../helper/shell/screen.js';
+import { screenQuery } from '../../helper/shell/screen-read.js';
+import { spawnKind } from '../../src/os/native-spawn.js';
+import type { Pane } from '../support/pane.js';
+import { cmdlineOf, descendantsOf } from '../support/processes.js';
+import { startServer, type TmuxServer } from '../support/server.js';
+import { waitUntil } from '../support/waiting.js';
+
+let server: TmuxServer;
+let pane: Pane;
+beforeAll(async () => {
+  server = await startServer();
+  pane = await server.newPane();
+});
+afterAll(async () => {
+  await server?.kill();
+});
+
+const heldClients = (): number[] => descendantsOf(process.pid).filter((p) => cmdlineOf(p).includes('source-file'));
+
+describe('a held tmux client', () => {
+  it('is held where the native spawn is built (as here)', () => {
+    expect(spawnKind().kind).toBe('native');
+    const held = holdQuery(server.socket);
+    expect(held).toBeDefined();
+    held!.drop();
+  });
+
+  it('answers exactly as the call made at once, and reads the pane when asked, not when it started', async () => {
+    await pane.type('echo held-one');
+    const held = holdQuery(server.socket)!;
+    // Give it time to connect before the pane changes: what it prints must still be the later screen.
+    await new Promise((r) => setTimeout(r, 100));
+    await pane.type(' typed-after');
+    await pane.waitFor((s) => s.includes('typed-after'));
+    const out = await held.ask(screenArgs(pane.id));
+    expect(out).toContain('echo held-one typed-after');
+    expect(out).toBe(await screenQuery(server.socket, screenArgs(pane.id)));
+    await pane.type('\x15');
+  });
+
+  it('ends at once when let go unasked, and after its answer', async () => {
+    const held = holdQuery(server.socket)!;
+    await waitUntil(() => heldClients().length > 0 || undefined, 5000, 'the held client to start');
+    held.drop();
+    await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'the held client to end');
+    const asked = holdQuery(server.socket)!;
+    await asked.ask(screenArgs(pane.id));
+    expect(heldClients()).toEqual([]);
+  });
+
+  it('says what tmux said when the pane is gone', async () => {
+    const held = holdQuery(server.socket)!;
+    await expect(held.ask(screenArgs('%999'))).rejects.toThrow(/can't find pane/);
+  });
+});
+
+describe('asCommandLines', () => {
+  it('quotes each argument and puts each command on its line', () => {
+    expect(asCommandLines(screenArgs('%3'))).toBe(
+      "'display-message' '-p' '-t' '%3' '#{cursor_x} #{cursor_y} #{pane_in_mode} #{alternate_on} #{pane_width}'\n'capture-pane' '-p' '-t' '%3'\n",
+    );
+  });
+
+  it('refuses what is not a read-only question, and what cannot be quoted', () => {
+    expect(() => asCommandLines(['send-keys', '-t', '%3', 'x'])).toThrow(/only read-only/);
+    expect(() => asCommandLines(['capture-pane', '-t', '%3'])).toThrow(/only read-only/);
+    expect(() => asCommandLines(['display-message', '-p', "it's"])).toThrow(/cannot be quoted/);
+    expect(() => asCommandLines(['display-message', '-p', 'a\nrun-shell x'])).toThrow(/cannot be quoted/);
+  });
+});

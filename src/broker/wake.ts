@@ -136,6 +136,29 @@ export async function linkAwake(
   }
 }
 
+/** The refusal of a dormant pane whose shell exited. */
+const shellExited = (pane: string): NoWake => ({
+  code: 'not_enrolled',
+  message: `pane ${pane}'s shell has exited (its helper was dormant); list panes again`,
+});
+
+/** Before a wake: the refusal when the dormant pane's shell exited or ran exec (its files then removed); undefined while it is the same. */
+function shellEnded(
+  dir: string,
+  rec: EnrollmentRecord,
+  status: PaneStatus & { shell_image: string },
+): NoWake | undefined {
+  const fate = dormantShell(rec, status, procStat(rec.shell_pid));
+  if (fate === 'same') return undefined;
+  removeEnrollmentFiles(dir, rec, undefined, 'broker');
+  return fate === 'gone'
+    ? shellExited(rec.pane_id)
+    : {
+        code: 'stale_generation',
+        message: `pane ${rec.pane_id}'s shell was replaced (exec) while its helper was dormant: a new shell is a new enrollment; list panes again`,
+      };
+}
+
 /** One wake of a dormant pane: the shell asked (again every REWAKE_MS: a signal can be lost) until the new helper serves, or the refusal. */
 async function wakeOnce(
   dir: string,
@@ -143,20 +166,9 @@ async function wakeOnce(
   status: PaneStatus & { shell_image: string },
 ): Promise<EnrollmentRecord | NoWake> {
   const pane = rec.pane_id;
-  const exited = {
-    code: 'not_enrolled',
-    message: `pane ${pane}'s shell has exited (its helper was dormant); list panes again`,
-  } as const;
-  const fate = dormantShell(rec, status, procStat(rec.shell_pid));
-  if (fate !== 'same') {
-    removeEnrollmentFiles(dir, rec, undefined, 'broker');
-    return fate === 'gone'
-      ? exited
-      : {
-          code: 'stale_generation',
-          message: `pane ${pane}'s shell was replaced (exec) while its helper was dormant: a new shell is a new enrollment; list panes again`,
-        };
-  }
+  const exited = shellExited(pane);
+  const ended = shellEnded(dir, rec, status);
+  if (ended) return ended;
   const started = Date.now();
   let asked = 0;
   let busyBefore = false;

@@ -2,10 +2,9 @@
 // namespaces' pid 1 (helper/sandbox/waiter.ts), forking each run's processes ahead of it (a spare),
 // whose three connections come to a unix socket of the helper (a 0700 directory beside its own
 // socket, bound read-only into the walls' private /tmp), named by the spare's one-time token; a run
-// is its request written on the spare child's stdout connection. New walls only when
-// the policy changes; the old ones end once their last run has ended, idle walls after WALLS_IDLE_MS.
-// This file is the walls' lifecycle and their queue of runs; what a spare's connections say (the
-// kept pair's protocol) is helper/sandbox/spare.ts.
+// is its request written on the spare child's stdout connection. New walls only when the policy
+// changes; the old ones end once their last run has, idle walls after WALLS_IDLE_MS.
+// Here: the walls' lifecycle and queue of runs; what a spare's connections say is spare.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, rmSync } from 'node:fs';
@@ -26,6 +25,7 @@ import {
   type WallsRunEvents,
 } from './spare.js';
 import { wallsDir } from './walls-dir.js';
+import { afterLastWords } from './last-words.js';
 import { channelFor, expectMaster, forgetMaster } from './channel.js';
 
 /** How long walls with no run stay up (they cost no CPU meanwhile, and under 1 MB of PSS with the C waiter, 5 with perl). */
@@ -127,7 +127,8 @@ export class Walls {
     this.ctrl.on('error', () => undefined);
     this.ctrl.setEncoding('latin1');
     this.ctrl.on('data', (c: string) => this.onCtrl(c));
-    this.child.once('exit', () => this.fail(this.stderr.trim().split('\n')[0]?.slice(0, 300) || 'the sandbox ended'));
+    const why = (): string => this.stderr.trim().split('\n')[0]?.slice(0, 300) || 'the sandbox ended';
+    this.child.once('exit', () => afterLastWords(this.child.stderr, () => this.fail(why())));
     this.forkSpare();
     this.armIdle();
   }

@@ -100,6 +100,7 @@ import { startProbe } from './prompt-probe.js';
 import { PaneScreen } from './pane-screen.js';
 import type { RenderedPrompt, ScreenVerdict } from './screen.js';
 import { parseAnswer, parseModes, readShellFile, removeAnswerFiles, wakeShell, writeMessages } from './signal-files.js';
+import { DETAILS_REWAKES, wakeAgain } from './rewake.js';
 import type { SignalShellTraits } from './signal-traits.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
@@ -239,6 +240,9 @@ export class SignalShell extends LineShell implements Shell {
     } else if (kind === 'P ') {
       this.request.push(line);
       this.flush(true);
+      // Sent just after the shell's A, often while the trap that wrote it runs (REWAKE_MS).
+      clearInterval(this.rewake);
+      this.rewake = wakeAgain(() => this.wake(), DETAILS_REWAKES);
     } else if (kind === 'W ') {
       // Withdrawn: a handler that runs later finds no request; an answer still coming is ignored.
       this.request = [];

@@ -12,7 +12,7 @@
 // (stopHolding).
 import { closeSync, writeSync } from 'node:fs';
 import { nativeSpawn, spawnKind } from '../../src/os/native-spawn.js';
-import { notReadOnly } from '../../src/os/tmux.js';
+import { assertReadOnly } from '../../src/os/tmux.js';
 import { drain, outcome, screenEnv, TIMEOUT_MS, tmuxBinary } from './screen-read.js';
 
 /** A client held for one question. */
@@ -35,9 +35,7 @@ export function stopHolding(): void {
 
 /** `args` as lines of tmux's command syntax, each argument single-quoted (pure); throws on what cannot be. */
 export function asCommandLines(args: readonly string[]): string {
-  const command = notReadOnly(args);
-  if (command !== undefined)
-    throw new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`);
+  assertReadOnly(args);
   if (args.some((a) => /['\n\r\0]/.test(a))) throw new Error('an argument cannot be quoted for tmux');
   return `${args.map((a) => (a === ';' ? '\n' : `'${a}'`)).join(' ')}\n`.replace(/ ?\n ?/g, '\n');
 }

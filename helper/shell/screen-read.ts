@@ -6,7 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { Socket } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { nativeSpawn, spawnKind } from '../../src/os/native-spawn.js';
-import { notReadOnly, tmuxQuery } from '../../src/os/tmux.js';
+import { assertReadOnly, tmuxQuery } from '../../src/os/tmux.js';
 
 /**
  * The only variables tmux's client gets: the locale (tmux wants a UTF-8 one) and TERM. A client
@@ -79,9 +79,7 @@ export function outcome(out: Buffer, err: Buffer, status: { code: number | null;
 export async function screenQuery(socket: string, args: string[]): Promise<string> {
   const bin = tmuxBinary();
   if (!bin || spawnKind().kind !== 'native') return tmuxQuery(socket, args);
-  const command = notReadOnly(args);
-  if (command !== undefined)
-    throw new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`);
+  assertReadOnly(args);
   const env = screenEnv();
   let exited!: (v: { code: number | null; signal: number | null }) => void;
   const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));

@@ -19,12 +19,16 @@ export function notReadOnly(args: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Runs `tmux -S SOCKET COMMAND ...` for read-only commands (`;` between them); resolves stdout. */
-export function tmuxQuery(socket: string, args: string[], timeoutMs = 5000): Promise<string> {
+/** Throws, naming it, when `args` hold a command that is not a read-only question (the one refusal of every tmux call). */
+export function assertReadOnly(args: readonly string[]): void {
   const command = notReadOnly(args);
-  if (command !== undefined) {
-    return Promise.reject(new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`));
-  }
+  if (command !== undefined)
+    throw new Error(`refusing to run tmux command ${command}: only read-only queries are allowed`);
+}
+
+/** Runs `tmux -S SOCKET COMMAND ...` for read-only commands (`;` between them); resolves stdout. */
+export async function tmuxQuery(socket: string, args: string[], timeoutMs = 5000): Promise<string> {
+  assertReadOnly(args);
   return new Promise((resolve, reject) => {
     execFile(
       process.env.TMUX_RUN_TMUX || 'tmux',

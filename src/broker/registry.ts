@@ -9,6 +9,7 @@ import {
   recordPath,
   socketPath,
   statusPath,
+  statusTmpPath,
 } from '../enrollment/layout.js';
 import {
   readRecord,
@@ -170,6 +171,7 @@ export function removeEnrollmentFiles(
   reapDeadHelper(dir, rec, by, audit);
   removeQuietly(journalPath(dir, rec.enrollment_generation));
   removeQuietly(statusPath(dir, rec.enrollment_generation));
+  removeQuietly(statusTmpPath(dir, rec.enrollment_generation));
   const record = recordPath(dir, rec.enrollment_generation);
   removeQuietly(record);
   removeQuietly(recordSocket(dir, rec));

@@ -40,6 +40,10 @@ export const journalPath = (dir: string, enrollmentGeneration: string): string =
 export const statusPath = (dir: string, enrollmentGeneration: string): string =>
   join(dir, `${enrollmentGeneration}${STATUS_SUFFIX}`);
 
+/** Where the status is written before it is renamed into place (left behind by a helper killed mid-write). */
+export const statusTmpPath = (dir: string, enrollmentGeneration: string): string =>
+  join(dir, `.${enrollmentGeneration}${STATUS_SUFFIX}.tmp`);
+
 /**
  * The shell channel: the snippet picks a path `DIR/ch.PID.RANDOM` (the record's `channel`) and
  * makes beside it two FIFOs (the helper's requests, the shell's replies), the snapshot file the

@@ -4,9 +4,8 @@
 // (src/broker/registry.ts) instead of asking every helper, so listing 20 panes costs what listing
 // one does; what only the shell knows (busy, cwd, modes) is read from /proc and the channel.
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { writeWhole, type EnrollmentRecord } from './record.js';
-import { statusPath } from './layout.js';
+import { statusPath, statusTmpPath } from './layout.js';
 
 export interface PaneStatus {
   version: 1;
@@ -35,7 +34,7 @@ export interface PaneStatus {
 /** Writes the status 0600 under a temporary name, then renames it into place. */
 export function writeStatus(dir: string, enrollment: string, status: PaneStatus): void {
   writeWhole(
-    join(dir, `.${enrollment}.status.tmp`),
+    statusTmpPath(dir, enrollment),
     statusPath(dir, enrollment),
     JSON.stringify(status) + '\n',
     constants.O_TRUNC,

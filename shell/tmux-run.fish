@@ -225,33 +225,67 @@ function _tmux_run_write --argument-names file --description 'tmux-run: write a 
 end
 
 # _tmux_run_say TEXT [RUN]: shows TEXT once, on its own row above the prompt, printed before the
-# prompt from the fish_prompt event, or else drawn over the prompt's first row with the whole
-# prompt drawn again below it (commandline -f repaint keeps the line being typed). A notice about
-# RUN replaces the one just drawn about the same run (its start), so a run leaves one row.
+# prompt from the fish_prompt event, or else drawn by a handler. A notice about RUN replaces the one
+# just drawn about the same run (its start), so a run leaves one row. Sets _tmux_run_redraw when
+# what it drew waits for fish's repaint to put the line back (the helper's screen check must not
+# look meanwhile: the handler answers context:redrawing).
 function _tmux_run_say --description 'tmux-run: show a line above the prompt'
+    set -e _tmux_run_redraw
     if set -q _tmux_run_in_prompt[1]
         printf '%s\n' $argv[1] >&2
         return 0
     end
-    # fish's repaint goes back up from the cursor to its prompt's first row (the rows between them:
-    # _tmux_run_rows_up); so the rows from there down are cleared, the notice takes the first, the
+    # The rows from the prompt's first row down to the cursor (_tmux_run_rows_up), then how many
+    # the prompt alone fills, whether the line is empty (as fish last told) and the width of the
+    # prompt's last line.
+    set -l rows (_tmux_run_rows_up)
+    set -l up $rows[1]
+    set -l text $argv[1]
+    # A run's notice keeps to one row (the next one about the run takes that row); others may wrap.
+    set -l cols $COLUMNS
+    test "$cols" -gt 0 2>/dev/null; or set cols 80
+    test -n "$argv[2]"; and set text (string sub -l (math "max(1, $cols - 1)") -- $text)
+    set -l k (math "max(1, ceil($(string length --visible -- $text) / $cols))" 2>/dev/null; or echo 1)
+    set -l replace
+    test -n "$argv[2]"; and test "$argv[2]" = "$_tmux_run_noticed"; and set replace 1
+    set -g _tmux_run_noticed $argv[2]
+    if test "$rows[3]" = 1; and test "$rows[4]" -lt $cols; and not commandline -P
+        and test (math $up + $k) -lt "$LINES" 2>/dev/null
+        # The line is empty and nothing is below it: the prompt and the line stay where they are,
+        # untouched, and fish's picture of the screen stays true (it moves only relative to the
+        # cursor), so no repaint is needed and the screen is the prompt as fish drew it at every
+        # moment. The cursor's place is kept by DECSC/DECRC. A new row: the cursor goes down K
+        # rows by index (the screen scrolls at its bottom, the top row into the scrollback), back
+        # up K to where its text now is, saved; then up to the prompt's first row, K rows are
+        # inserted there (the rows below move down, as far as they moved up), the text written in
+        # them, and the cursor put back K rows below where it was saved.
+        if set -q replace[1]
+            # The row just above the prompt holds the run's first notice: written over. (Should
+            # the screen have been cleared since, by ^L, that row is the prompt's: fish's repaint
+            # draws the prompt again; until then it is what fish drew, so the screen check looks.)
+            printf '\e7\e[%dA\r%s\e[K\e8' (math $up + 1) $text >&2
+            commandline -f repaint
+        else
+            printf '%s\e[%dA\e7' (string repeat -n $k \eD) $k >&2
+            test $up -gt 0; and printf '\e[%dA' $up >&2
+            printf '\r\e[%dL%s\e8\e[%dB' $k $text $k >&2
+        end
+        return 0
+    end
+    # Otherwise fish's repaint goes back up from the cursor to its prompt's first row (the rows
+    # between them: up); so the rows from there down are cleared, the notice takes the first, the
     # prompt as last rendered is drawn below it at once (fish's repaint may come only after the
     # helper has looked at the screen), and the cursor is left as far below its first row as fish
     # will go up to draw it again, with the line being typed. Until that repaint the screen shows
     # the prompt without the line: a zero-width U+2060 after it (a cell in tmux, which the repaint
     # clears) keeps the helper's screen check from taking that for an empty line, whichever
     # handler call it answers in.
-    set -l rows (_tmux_run_rows_up)
-    set -l up $rows[1]
-    test -n "$argv[2]"; and test "$argv[2]" = "$_tmux_run_noticed"; and set up (math $up + 1)
+    set -q replace[1]; and set up (math $up + 1)
     set -l move ''
     test $up -gt 0; and set move (printf '\e[%dA' $up)
-    # A run's notice keeps to one row (the next one about the run takes that row); others may wrap.
-    set -l text $argv[1]
-    test -n "$argv[2]"; and set text (string sub -l (math "max(1, $COLUMNS - 1)") -- $text)
     printf '%s\r\e[J%s\n%s\u2060' $move $text "$_tmux_run_left" >&2
     test $rows[1] -gt $rows[2]; and string repeat -N -n (math $rows[1] - $rows[2]) \n >&2
-    set -g _tmux_run_noticed $argv[2]
+    set -g _tmux_run_redraw 1
     # (The rendering kept for answers stays: a prompt that renders otherwise now is compared once
     # more, rendered fresh, by the helper. A slow prompt is rendered by fish's repaint only.)
     commandline -f repaint
@@ -260,7 +294,8 @@ end
 # _tmux_run_rows_up: prints how many rows fish's repaint goes up from the cursor to its prompt's
 # first row (its reset_line: the left prompt's newlines, then the rows its last line and the line
 # before the cursor fill), from the prompt the last answer rendered and the line as fish last told;
-# then how many of those the prompt alone fills.
+# then how many of those the prompt alone fills; then 1 when the line is empty (else 0); then the
+# width of the prompt's last line.
 function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start to the cursor'
     set -q _tmux_run_left[1]; or _tmux_run_prompt
     set -l lines (string split \n -- "$_tmux_run_left")
@@ -276,7 +311,10 @@ function _tmux_run_rows_up --description 'tmux-run: rows from the prompt start t
         set rows (math "$rows + floor($w / $cols)")
     end
     echo $rows
-    math (count $lines) - 1 + floor (string length --visible -- "$lines[-1]") / $cols
+    set -l last (string length --visible -- "$lines[-1]")
+    math (count $lines) - 1 + floor $last / $cols
+    test -z "$buffer"; and echo 1; or echo 0
+    echo $last
 end
 
 function _tmux_run_notify_on --description 'tmux-run: are notices on (TMUX_RUN_NOTIFY not off)'
@@ -300,7 +338,8 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     end
     set -q _tmux_run_waking[1]; and _tmux_run_wake_pending
     set -q _tmux_run_waking[1]; and return 0
-    test -f $_tmux_run_base.msg; or return 0
+    # (A wake that failed ended the enrollment just now.)
+    set -q _tmux_run_base[1]; and test -f $_tmux_run_base.msg; or return 0
     read -lz msg <$_tmux_run_base.msg
     string match -qr '^(?<_tmux_run_m_kind>[REXD])(?: (?<_tmux_run_m_rest>[^\n]*))?\n(?:Q (?<_tmux_run_m_nonce>[0-9a-f]{32})(?<_tmux_run_m_fresh> fresh)?\n)?(?:P [^\n]*\n)*(?:N (?<_tmux_run_m_seq>[0-9]+) (?<_tmux_run_m_note>(?:tmux-run: run (?<_tmux_run_m_run>\S+))?[^\n]*)\n)?(?:S (?<_tmux_run_m_said>[^\n]*)\n)?$' -- $msg
     or return 0
@@ -314,12 +353,13 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     end
     set -q _tmux_run_generation[1]; or _tmux_run_started (string trim -r -- "$_tmux_run_m_kind $_tmux_run_m_rest"); or return 0
     set -l drew
-    test -n "$_tmux_run_m_said"; and _tmux_run_tell $_tmux_run_m_said; and set drew 1
+    test -n "$_tmux_run_m_said"; and _tmux_run_tell $_tmux_run_m_said; and set -q _tmux_run_redraw[1]; and set drew 1
     if set -q _tmux_run_m_seq[1]; and begin
             not set -q _tmux_run_seq[1]; or test $_tmux_run_m_seq -gt $_tmux_run_seq
         end
         set -g _tmux_run_seq $_tmux_run_m_seq
-        _tmux_run_notify_on; and set -q _tmux_run_idle[1]; and _tmux_run_say "$_tmux_run_m_note" "$_tmux_run_m_run"; and set drew 1
+        _tmux_run_notify_on; and set -q _tmux_run_idle[1]; and _tmux_run_say "$_tmux_run_m_note" "$_tmux_run_m_run"
+        and set -q _tmux_run_redraw[1]; and set drew 1
     end
     set -q _tmux_run_m_nonce[1]; and test "$_tmux_run_m_nonce" != "$_tmux_run_answered"; or return 0
     set -g _tmux_run_answered $_tmux_run_m_nonce
@@ -653,7 +693,7 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
     set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
-    set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking _tmux_run_env_names
+    set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking _tmux_run_env_names _tmux_run_redraw
     functions -e _tmux_run_env_print
     return 0
 end

@@ -1,10 +1,10 @@
 // The prompts people run in fish, each in a real fish in a real tmux: fish's own default prompt
 // and vi mode under tmux's TERMs (tmux-256color, screen: SI after every `set_color normal`),
 // symbols and private-use glyphs, a pure-like two-line prompt, a tide-like right prompt with a
-// date, Debian's powerline binding, and fzf's, zoxide's and direnv's hooks. For each: the pane
+// date, Debian's powerline binding (with its daemon and without), and fzf's, zoxide's and direnv's hooks. For each: the pane
 // enrolls with nothing said against its prompt, 30 runs in a row at the idle empty prompt all
 // run, a typed line is refused and kept, copy mode and a continuation line are refused, a line
-// half-typed while notices are drawn is intact after them (the whole prompt redrawn, no copy of a
+// half-typed while notices are drawn is intact after them (the whole prompt redrawn then, no copy of a
 // two-line prompt's upper line left, at most one row per run in the scrollback), and no script
 // reaches the history.
 import { execFileSync } from 'node:child_process';
@@ -94,6 +94,14 @@ function fish_right_prompt; set -q show_right; or return; set_color brblack; pri
 set -g POWERLINE_COMMAND_ARGS --socket $HOME/powerline.sock
 source /usr/share/powerline/bindings/fish/powerline-setup.fish; powerline-setup\n`,
     after: () => void execFileSync('powerline-daemon', ['--socket', join(fx.server.home, 'powerline.sock'), '--kill']),
+    prompt: `${NBSP}${user}${NBSP}\ue0b0${NBSP}/${NBSP}\ue0b1${NBSP}tmp${NBSP}\ue0b0${NBSP}`,
+    env: { TERM: 'tmux-256color' },
+  },
+  {
+    // Without its daemon each rendering starts python: about 320 ms here. Notices draw no
+    // prompt again (a run after a notice does not wait for one); a prompt renders once per prompt.
+    name: "Debian's powerline binding, without its daemon",
+    config: `source /usr/share/powerline/bindings/fish/powerline-setup.fish; powerline-setup\n`,
     prompt: `${NBSP}${user}${NBSP}\ue0b0${NBSP}/${NBSP}\ue0b1${NBSP}tmp${NBSP}\ue0b0${NBSP}`,
     env: { TERM: 'tmux-256color' },
   },

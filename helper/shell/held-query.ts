@@ -17,6 +17,8 @@ import { drain, outcome, screenEnv, TIMEOUT_MS, tmuxBinary } from './screen-read
 
 /** A client held for one question. */
 export interface HeldQuery {
+  /** Still waiting for its question (not asked, not let go, not timed out). */
+  readonly waiting: boolean;
   /** Writes the read-only questions `args` (`;` between commands) and resolves what tmux printed. */
   ask(args: readonly string[]): Promise<string>;
   /** Lets the client go unasked (nothing runs); nothing when it was asked already. */
@@ -40,12 +42,14 @@ export function asCommandLines(args: readonly string[]): string {
   return `${args.map((a) => (a === ';' ? '\n' : `'${a}'`)).join(' ')}\n`.replace(/ ?\n ?/g, '\n');
 }
 
-/** Starts a held client of the tmux server at `socket`; undefined where none can be held. */
-export function holdQuery(socket: string): HeldQuery | undefined {
+/** Starts a held client of the tmux server at `socket`, let go unasked after `holdMs`; undefined where none can be held. */
+export function holdQuery(socket: string, holdMs: number = HOLD_MS): HeldQuery | undefined {
   const bin = tmuxBinary();
   if (unsupported || !bin || spawnKind().kind !== 'native') return undefined;
   let exited!: (v: { code: number | null; signal: number | null }) => void;
+  let ended = false;
   const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));
+  void end.then(() => (ended = true));
   let s: ReturnType<typeof nativeSpawn>;
   try {
     s = nativeSpawn(
@@ -72,9 +76,12 @@ export function holdQuery(socket: string): HeldQuery | undefined {
       stdin = -1;
     }
   };
-  let timer = setTimeout(() => held.drop(), HOLD_MS);
+  let timer = setTimeout(() => held.drop(), holdMs);
   timer.unref();
   const held: HeldQuery = {
+    get waiting() {
+      return stdin >= 0 && !ended;
+    },
     async ask(args) {
       clearTimeout(timer);
       timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);

@@ -16,11 +16,16 @@ import {
 } from './screen.js';
 import type { ShellPlace } from './shell.js';
 
+/** How long a spare client waits for the next request before it is let go. */
+export const SPARE_MS = 60_000;
+
 export class PaneScreen {
   /** The read begun for the request out, before its answer came. */
   private early: Promise<Screen | undefined> | undefined;
   /** The client held for the request out, not asked yet. */
   private held: HeldQuery | undefined;
+  /** A client started after the last read, for the next request. */
+  private spare: HeldQuery | undefined;
   /** The last check's verdict (undefined until one was made). */
   lastVerdict: ScreenVerdict | undefined;
 
@@ -33,10 +38,28 @@ export class PaneScreen {
     this.held = undefined;
   }
 
-  /** A request went out: holds a tmux client for its read (none where none can be held). */
+  /** A request went out: holds a tmux client for its read (the spare, else one started now; none where none can be held). */
   prepare(): void {
     this.held?.drop();
-    this.held = holdQuery(this.place.tmuxSocket);
+    const spare = this.spare;
+    this.spare = undefined;
+    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket);
+  }
+
+  /** Lets every client go (the channel closed). */
+  close(): void {
+    this.forget();
+    this.spare?.drop();
+    this.spare = undefined;
+  }
+
+  /**
+   * A held client was just asked: the next one is started now, for a request that comes within
+   * SPARE_MS (an agent's runs come in bursts), so its start-up is not on that request's way.
+   */
+  private startSpare(): void {
+    if (this.spare?.waiting) return;
+    this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
   }
 
   /** Begins the read now (once per request): the held client asked, else a client started now. */
@@ -50,7 +73,9 @@ export class PaneScreen {
     const { tmuxSocket: socket, paneId } = this.place;
     if (!held) return readScreen(socket, paneId);
     try {
-      return parseScreen(await held.ask(screenArgs(paneId)));
+      const asked = held.ask(screenArgs(paneId));
+      this.startSpare();
+      return parseScreen(await asked);
     } catch (e) {
       // Read directly (later: after the same moment); if that works, this tmux cannot serve a held client.
       const screen = await readScreen(socket, paneId);

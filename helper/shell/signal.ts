@@ -293,7 +293,7 @@ export class SignalShell extends LineShell implements Shell {
     this.closed = true;
     this.noticeWait.stop();
     this.probe?.stop();
-    this.screen.forget();
+    this.screen.close();
     this.stopWatch();
     this.endWaits();
   }

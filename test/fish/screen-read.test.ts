@@ -1,9 +1,13 @@
 // The screen check's tmux call held before its question (helper/shell/held-query.ts), against a
 // real tmux server: it answers exactly as the call made at once does, it reads the pane when
 // asked (text typed after it started and before it was asked is in its answer), one let go
-// unasked ends at once, and it asks nothing that is not read-only.
+// unasked ends at once, and it asks nothing that is not read-only. The pane's screen check
+// (helper/shell/pane-screen.ts) starts a spare client after each read, which the next request
+// takes instead of starting one, which still reads the pane when asked, and which goes when the
+// channel closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asCommandLines, holdQuery } from '../../helper/shell/held-query.js';
+import { PaneScreen } from '../../helper/shell/pane-screen.js';
 import { screenArgs } from '../../helper/shell/screen.js';
 import { screenQuery } from '../../helper/shell/screen-read.js';
 import { spawnKind } from '../../src/os/native-spawn.js';
@@ -58,6 +62,34 @@ describe('a held tmux client', () => {
   it('says what tmux said when the pane is gone', async () => {
     const held = holdQuery(server.socket)!;
     await expect(held.ask(screenArgs('%999'))).rejects.toThrow(/can't find pane/);
+  });
+});
+
+describe("a pane's screen check", () => {
+  it('starts a spare client after a read, which the next request takes, asks when it reads, and lets go on close', async () => {
+    expect(heldClients()).toEqual([]);
+    const screen = new PaneScreen({ base: '/nonexistent', shellPid: 1, tmuxSocket: server.socket, paneId: pane.id });
+    const prompt = { prompt: '$ ' };
+    screen.prepare();
+    expect(await screen.check(prompt)).toEqual({ ok: true });
+    // The client asked has ended; the spare waits.
+    const [spare] = await waitUntil(
+      () => (heldClients().length === 1 ? heldClients() : undefined),
+      5000,
+      'one spare client',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    screen.prepare();
+    expect(heldClients()).toEqual([spare]);
+    // Typed after the spare started: its read shows it.
+    await pane.type('echo later');
+    await pane.waitFor((s) => s.includes('echo later'));
+    expect(await screen.check(prompt)).toMatchObject({ ok: false, cause: 'line' });
+    expect(heldClients()).not.toContain(spare);
+    await pane.type('\x15');
+    await waitUntil(() => heldClients().length === 1 || undefined, 5000, 'the next spare');
+    screen.close();
+    await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'no client left');
   });
 });
 

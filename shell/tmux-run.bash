@@ -924,7 +924,7 @@ _tmux_run_detach() {
 _tmux_run_teardown() {
   if [[ -n ${_tmux_run_base-} ]]; then
     _tmux_run_unhook
-    local -a files=("$_tmux_run_base".{msg,new,ans,mode,env,trap,check,wake})
+    local -a files=("$_tmux_run_base".{msg,new,old,ans,mode,env,trap,check,wake})
     [[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")
     [[ -n $_tmux_run_enrollment && ${1-} != keep-record ]] &&
       files+=("${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock})

@@ -680,7 +680,7 @@ end
 # covers a helper that was killed and could not.
 function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo the enrollment'
     if set -q _tmux_run_base[1]
-        set -l files $_tmux_run_base.{msg,new,ans,mode,env,trap,wake}
+        set -l files $_tmux_run_base.{msg,new,old,ans,mode,env,trap,wake}
         test "$keep" = keep-log; or set -a files $_tmux_run_base.log
         set -q _tmux_run_enrollment[1]; and test "$keep" != keep-record
         and set -a files (string replace -r '/[^/]*$' '' -- $_tmux_run_base)/$_tmux_run_enrollment.{json,sock}

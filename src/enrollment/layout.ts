@@ -62,6 +62,8 @@ export const CHANNEL = {
   traps: '.trap',
   message: '.msg',
   messageTemp: '.new',
+  /** The message file moved aside before the next is renamed in (bash, fish: helper/shell/signal-files.ts). */
+  messageOld: '.old',
   answer: '.ans',
   modes: '.mode',
   /** bash only: the line check the shell could load (shell/tmux-run.bash, helper/shell/bash.ts). */
@@ -85,6 +87,7 @@ export const ZSH_CHANNEL_SUFFIXES: readonly string[] = [
 export const SIGNAL_CHANNEL_SUFFIXES: readonly string[] = [
   CHANNEL.message,
   CHANNEL.messageTemp,
+  CHANNEL.messageOld,
   CHANNEL.answer,
   CHANNEL.modes,
   CHANNEL.snapshot,

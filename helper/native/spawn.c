@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -214,6 +215,23 @@ static napi_value dup_fd(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* exchange(a, b): swaps two paths at once (renameat2 RENAME_EXCHANGE; both Buffers, each ended by
+ * a NUL) -> 0, or the errno (ENOSYS, EINVAL where the filesystem cannot). */
+static napi_value exchange_paths(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2], result;
+  char *a, *b;
+  size_t la, lb;
+  if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc < 2 ||
+      !buffer_arg(env, args[0], 0, &a, &la) || !buffer_arg(env, args[1], 0, &b, &lb)) {
+    napi_throw_type_error(env, NULL, "exchange(a, b): two NUL-ended path Buffers");
+    return NULL;
+  }
+  int r = (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+  napi_create_int32(env, r == 0 ? 0 : errno, &result);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "spawn", NAPI_AUTO_LENGTH, spawn_run, NULL, &fn);
@@ -222,5 +240,7 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "echo", fn);
   napi_create_function(env, "dup", NAPI_AUTO_LENGTH, dup_fd, NULL, &fn);
   napi_set_named_property(env, exports, "dup", fn);
+  napi_create_function(env, "exchange", NAPI_AUTO_LENGTH, exchange_paths, NULL, &fn);
+  napi_set_named_property(env, exports, "exchange", fn);
   return exports;
 }

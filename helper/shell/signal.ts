@@ -8,9 +8,9 @@
 // FILES (BASE is the record's `channel`, DIR/ch.SHELLPID.RANDOM; DIR is 0700, every file 0600;
 // suffixes in src/enrollment/layout.ts, CHANNEL):
 //   BASE.msg   helper -> shell. Written by the helper only, whole: to BASE.new, then renamed, so
-//              the shell never reads half of it (the old one moved aside to BASE.old first: for
-//              a moment no BASE.msg, read as nothing new; signal-files.ts says why). Lines, each
-//              ended by \n, in this order:
+//              the shell never reads half of it (swapped with the old one in one step; where it
+//              cannot be, the old one moved aside to BASE.old first: for a moment no BASE.msg,
+//              read as nothing new; signal-files.ts says why). Lines, each ended by \n, in order:
 //                R GENERATION ENROLLMENT   the helper is ready (32 hex each), or
 //                E REASON                  enrollment failed (one line of text), or
 //                X                         the enrollment was revoked, or

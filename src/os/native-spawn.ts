@@ -27,6 +27,8 @@ interface Addon {
   echo(masterFd: number): boolean | null;
   /** A second descriptor of the same open file (close-on-exec), or -1. */
   dup(fd: number): number;
+  /** Swaps two paths at once (renameat2 RENAME_EXCHANGE): 0, or the errno. */
+  exchange(a: Buffer, b: Buffer): number;
 }
 
 /** A started process: its pid (also its session and group) and the helper's ends of its stdio (-1: none). */
@@ -133,4 +135,14 @@ export function terminalEcho(masterFd: number): boolean | null {
 /** A second descriptor of the open file behind `fd` (close-on-exec), or -1 (also without the native part). */
 export function dupFd(fd: number): number {
   return load()?.dup(fd) ?? -1;
+}
+
+/**
+ * Swaps the files at two paths at once (renameat2 RENAME_EXCHANGE): true when done; false without
+ * the addon or where the filesystem cannot (the caller renames instead).
+ */
+export function exchangePaths(a: string, b: string): boolean {
+  const addon = load();
+  if (!addon) return false;
+  return addon.exchange(Buffer.from(`${a}\0`), Buffer.from(`${b}\0`)) === 0;
 }

@@ -1,11 +1,12 @@
 // The signal-woken channel's files (helper/shell/signal.ts), parsed: an answer counts only when
 // complete, a K carries the rendered prompt, the mode file says what listings show.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAnswer, parseModes, writeMessages } from '../../helper/shell/signal-files.js';
 import { CHANNEL } from '../../src/enrollment/layout.js';
+import { exchangePaths } from '../../src/os/native-spawn.js';
 
 const N = 'a'.repeat(32);
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -61,5 +62,31 @@ describe('writeMessages', () => {
     expect(statSync(base + CHANNEL.message).mode & 0o777).toBe(0o600);
     writeMessages(base, ['X']);
     expect(readFileSync(base + CHANNEL.message, 'utf8')).toBe('X\n');
+  });
+
+  it('swaps the new file in (the message file is there at every moment) and leaves nothing beside it', async () => {
+    const base = join(dir, 'ch.3.4');
+    writeMessages(base, [`R ${N} ${N}`]);
+    // Written in one turn, the old one and its successor each swapped out and removed after.
+    writeMessages(base, [`R ${N} ${N}`, `Q ${N}`]);
+    writeMessages(base, [`R ${N} ${N}`, 'N 1 notice']);
+    expect(readFileSync(base + CHANNEL.message, 'utf8')).toBe(`R ${N} ${N}\nN 1 notice\n`);
+    await new Promise((r) => setImmediate(r));
+    expect(readdirSync(dir).filter((f) => f.startsWith('ch.3.4'))).toEqual(['ch.3.4' + CHANNEL.message]);
+  });
+});
+
+describe('exchangePaths', () => {
+  it('swaps two files in one step where the addon is built (as here), and says false where it cannot', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'swap-'));
+    try {
+      writeFileSync(join(dir, 'a'), 'A');
+      writeFileSync(join(dir, 'b'), 'B');
+      expect(exchangePaths(join(dir, 'a'), join(dir, 'b'))).toBe(true);
+      expect([readFileSync(join(dir, 'a'), 'utf8'), readFileSync(join(dir, 'b'), 'utf8')]).toEqual(['B', 'A']);
+      expect(exchangePaths(join(dir, 'a'), join(dir, 'missing'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -191,7 +191,8 @@ function _tmux_run_stop_replaced --argument-names dir --description 'tmux-run: s
             string match -q -- "*\"$b\"*" "$text"; or continue
             set -l pid (string match -r '"helper_pid":\s*(\d+)' -- "$text")[2]
             test -n "$pid"; or continue
-            read -l stat </proc/$pid/stat 2>/dev/null; or continue
+            # (A redirection from a file that is gone prints fish's own warning, whatever 2> says.)
+            test -r /proc/$pid/stat; and read -l stat </proc/$pid/stat 2>/dev/null; or continue
             set -l rest (string split ' ' -- (string replace -r '^.*\) ' '' -- $stat))
             test "$rest[2]" = $fish_pid; and _tmux_run_stop $pid
         end
@@ -207,7 +208,8 @@ end
 # /proc without a fork.
 function _tmux_run_alive --description 'tmux-run: is the helper alive'
     set -q _tmux_run_helper_pid[1]; or return 1
-    read -l stat </proc/$_tmux_run_helper_pid/stat 2>/dev/null; or return 1
+    # (A redirection from a file that is gone prints fish's own warning, whatever 2> says.)
+    test -r /proc/$_tmux_run_helper_pid/stat; and read -l stat </proc/$_tmux_run_helper_pid/stat 2>/dev/null; or return 1
     # pid (comm) state ppid ...: the fields after the last ')'.
     set -l rest (string split ' ' -- (string replace -r '^.*\) ' '' -- $stat))
     test "$rest[1]" != Z; and test "$rest[2]" = $fish_pid
@@ -628,7 +630,8 @@ function _tmux_run_starting --description 'tmux-run: the helper is starting'
         _tmux_run_failed "the helper did not become ready within 10 seconds"
         return 0
     end
-    set -l reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
+    set -l reason
+    test -r $_tmux_run_base.log; and set reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
     test -n "$reason"; or set reason "it printed nothing"
     _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
 end
@@ -677,7 +680,7 @@ function _tmux_run_stop --argument-names pid --description 'tmux-run: stop a hel
 end
 
 function _tmux_run_zombie --argument-names pid --description 'tmux-run: is PID a zombie'
-    read -l stat </proc/$pid/stat 2>/dev/null; or return 0
+    test -r /proc/$pid/stat; and read -l stat </proc/$pid/stat 2>/dev/null; or return 0
     test (string split -f1 ' ' -- (string replace -r '^.*\) ' '' -- $stat)) = Z
 end
 
@@ -763,7 +766,8 @@ function _tmux_run_wake_pending --description 'tmux-run: the woken helper is sta
         test (math (_tmux_run_uptime) - $_tmux_run_since) -lt 10; and return 0
         set why "the helper did not become ready within 10 seconds"
     else
-        set -l reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
+        set -l reason
+        test -r $_tmux_run_base.log; and set reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
         test -n "$reason"; or set reason "it printed nothing"
         set why "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
     end

@@ -366,13 +366,6 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
     set -q _tmux_run_m_nonce[1]; and test "$_tmux_run_m_nonce" != "$_tmux_run_answered"; or return 0
     set -g _tmux_run_answered $_tmux_run_m_nonce
     set -q _tmux_run_m_fresh[1]; and set -e _tmux_run_drawn
-    # The snapshot first, at an idle prompt: the helper's screen read begins when it appears (fish
-    # takes no key until this handler returns), beside the rest of the answer. A refusal after it
-    # leaves it unread (the helper removes it before its next request).
-    set -l snapshot
-    if not set -q drew[1]; and set -q _tmux_run_idle[1]
-        _tmux_run_snapshot $_tmux_run_m_nonce; and set snapshot 1
-    end
     # A notice drew the prompt without the line being typed, which fish's repaint puts back only
     # after this handler: the screen is not to be read now (the helper asks again).
     set -l reason
@@ -386,12 +379,9 @@ function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer
         set reason context:search
     else if test -n "$TMUX_RUN_APPROVE"; and test "$TMUX_RUN_APPROVE" != auto
         set reason approval_unavailable
-    else if set -q snapshot[1]
-        _tmux_run_prompt
-        _tmux_run_write $_tmux_run_base.ans 'K %s\n%s\0%s\0' $_tmux_run_m_nonce $_tmux_run_left $_tmux_run_right
-        and return 0
-        set reason snapshot_failed
     else
+        _tmux_run_prompt
+        _tmux_run_snapshot $_tmux_run_m_nonce; and return 0
         set reason snapshot_failed
     end
     _tmux_run_write $_tmux_run_base.ans 'B %s %s\n' $_tmux_run_m_nonce $reason
@@ -495,19 +485,23 @@ function _tmux_run_prompt --description 'tmux-run: the prompt as fish draws it'
     set -g _tmux_run_drawn $key
 end
 
-# _tmux_run_snapshot NONCE: writes the snapshot: NONCE, PWD and the exported environment
-# (NUL-separated, a list joined as fish exports it: with ':' for a path variable, a name that ends
-# in PATH or one set with --path, with spaces otherwise; a quoted "$NAME" joins it so, in one step)
-# in a new 0600 file, in one write; when TMUX_RUN_SANDBOX is set and not off, also the parameters
-# the sandbox reads, exported or not, as :NAME=VALUE (a list joined with colons). Every value is
-# read afresh; so are the names exported (an export can change with no event this snippet could
-# see: a key binding, another fish's universal variable, the person's own handlers), but only the
-# code that prints them is kept, made for the list of names it prints (_tmux_run_env_define). That
-# code writes the snapshot first, with the names of the last answer, so the file appears as early
-# as it can; when the names exported are another list now, the code is made again and the file
-# written again before the answer (the helper reads it only after a K). Every local is prefixed: a
-# local would hide the person's variable of the same name. Returns 1 when it cannot be made.
+# _tmux_run_snapshot NONCE: writes the snapshot, then at once the answer K NONCE with the prompt
+# rendered (_tmux_run_left, _tmux_run_right): the snapshot is NONCE, PWD and the exported
+# environment (NUL-separated, a list joined as fish exports it: with ':' for a path variable, a
+# name that ends in PATH or one set with --path, with spaces otherwise; a quoted "$NAME" joins it
+# so, in one step) in a new 0600 file, in one write; when TMUX_RUN_SANDBOX is set and not off,
+# also the parameters the sandbox reads, exported or not, as :NAME=VALUE (a list joined with
+# colons). The helper begins its screen read when the snapshot appears (fish's reader takes no
+# key until this handler returns), so nothing but the answer's own write comes after it. The
+# names exported and every value are read afresh at each answer (an export can change with no
+# event this snippet could see: a key binding, another fish's universal variable, the person's
+# own handlers); only the code that prints them is kept, made for the list of names it prints
+# and made again when the names exported are another list (_tmux_run_env_define). Every local is
+# prefixed: a local would hide the person's variable of the same name. Returns 1 when the
+# snapshot cannot be made, or the answer not written.
 function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux-run: write the snapshot'
+    # (A pipe between two builtins: a command substitution costs fish a thread, slow under load.)
+    set --names -x | read -laz _tmux_run_names
     set -l _tmux_run_kv
     if test -n "$TMUX_RUN_SANDBOX"; and test "$TMUX_RUN_SANDBOX" != off
         for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME XDG_CONFIG_HOME \
@@ -515,37 +509,35 @@ function _tmux_run_snapshot --argument-names _tmux_run_nonce --description 'tmux
             set -q $_tmux_run_n; and set -a _tmux_run_kv ":$_tmux_run_n="(string join : -- $$_tmux_run_n)
         end
     end
-    set -l _tmux_run_file $_tmux_run_base.env
+    set -l _tmux_run_printer 1
+    if not set -q _tmux_run_env_names[1]; or test "$_tmux_run_names" != "$_tmux_run_env_names"
+        _tmux_run_env_define $_tmux_run_names; or set _tmux_run_printer
+    end
+    # A name the printer cannot be made for: each value in turn.
+    set -l _tmux_run_env
+    if not set -q _tmux_run_printer[1]
+        for _tmux_run_n in $_tmux_run_names
+            set -a _tmux_run_env "$_tmux_run_n=$$_tmux_run_n"
+        end
+    end
     set -l saved $umask
     set -g umask 0077
-    set -l _tmux_run_rc 1
-    if set -q _tmux_run_env_names[1]
-        _tmux_run_env_print $_tmux_run_nonce $_tmux_run_kv >?$_tmux_run_file 2>/dev/null; and set _tmux_run_rc 0
+    if set -q _tmux_run_printer[1]
+        _tmux_run_env_print $_tmux_run_nonce $_tmux_run_kv
+    else
+        printf '%s\0' $_tmux_run_nonce $PWD $_tmux_run_env $_tmux_run_kv >?$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\n%s\0%s\0' $_tmux_run_nonce $_tmux_run_left $_tmux_run_right >$_tmux_run_base.ans 2>/dev/null
     end
-    # (A pipe between two builtins: a command substitution costs fish a thread, slow under load.)
-    set --names -x | read -laz _tmux_run_names
-    if not set -q _tmux_run_env_names[1]; or test "$_tmux_run_names" != "$_tmux_run_env_names"
-        if _tmux_run_env_define $_tmux_run_names
-            _tmux_run_env_print $_tmux_run_nonce $_tmux_run_kv >$_tmux_run_file 2>/dev/null
-        else
-            # A name the code cannot be made for: each value in turn.
-            set -l _tmux_run_env
-            for _tmux_run_n in $_tmux_run_names
-                set -a _tmux_run_env "$_tmux_run_n=$$_tmux_run_n"
-            end
-            printf '%s\0' $_tmux_run_nonce $PWD $_tmux_run_env $_tmux_run_kv >$_tmux_run_file 2>/dev/null
-        end
-        set _tmux_run_rc $status
-    end
+    set -l rc $status
     set -g umask $saved
-    return $_tmux_run_rc
+    return $rc
 end
 
-# _tmux_run_env_define NAMES...: defines _tmux_run_env_print NONCE [EXTRA...], which prints NONCE,
-# PWD, NAME=VALUE for each of NAMES (its value as a quoted "$NAME" gives it: read when it runs) and
-# EXTRA, each ended by a NUL, in one printf (_tmux_run_snapshot), and keeps NAMES (space-joined: a
-# name has no space) in _tmux_run_env_names. Returns 1, defining nothing, when a name is not made
-# only of letters, digits and underscores (it could not be written into code as it is).
+# _tmux_run_env_define NAMES...: defines _tmux_run_env_print NONCE [EXTRA...], which writes NONCE,
+# PWD, NAME=VALUE for each of NAMES (its value as a quoted "$NAME" gives it: read when it runs)
+# and EXTRA to a new snapshot file in one printf, then the answer K (_tmux_run_snapshot), and keeps NAMES (space-joined: a name has no
+# space) in _tmux_run_env_names. Returns 1, defining nothing, when a name is not made only of
+# letters, digits and underscores (it could not be written into code as it is).
 function _tmux_run_env_define --description 'tmux-run: make the snapshot printer for the exported names'
     set -e _tmux_run_env_names
     functions -e _tmux_run_env_print
@@ -555,7 +547,8 @@ function _tmux_run_env_define --description 'tmux-run: make the snapshot printer
         set -a fields "\"$n=\$$n\""
     end
     eval "function _tmux_run_env_print --description 'tmux-run: print the snapshot'
-        printf '%s\\0' \$argv[1] \$PWD $fields \$argv[2..-1]
+        printf '%s\\0' \$argv[1] \$PWD $fields \$argv[2..-1] >?\$_tmux_run_base.env 2>/dev/null
+        and printf 'K %s\\n%s\\0%s\\0' \$argv[1] \$_tmux_run_left \$_tmux_run_right >\$_tmux_run_base.ans 2>/dev/null
     end"
     set -g _tmux_run_env_names "$argv"
 end

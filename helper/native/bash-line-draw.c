@@ -146,7 +146,8 @@ static double now_s(void) {
 }
 
 // Whether FILE still holds the line NEEDLE (the question stands) and PID lives. No FILE is the
-// moment the helper renames the next one in (helper/shell/signal-files.ts): asked still.
+// moment a helper that cannot swap it renames the next one in (helper/shell/signal-files.ts):
+// asked still.
 static int still_asked(const char *file, const char *needle, pid_t pid) {
   char buf[8192];
   int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -7,9 +7,10 @@
 // next turn, while the run's next steps wait on other processes: on a disk filesystem an unlink
 // costs about 0.2 ms, which the next request then need not pay before it wakes the shell (it
 // still removes whatever is there first).
-import { unlinkSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CHANNEL } from '../../src/enrollment/layout.js';
+import { removeQuietly } from '../../src/enrollment/record.js';
 
 /** How often the helper looks at the answer file when the directory cannot be watched. */
 export const POLL_MS = 20;
@@ -52,11 +53,7 @@ export class AnswerWatch {
     // On this thread, and cancelled by start(): never after the next request's answer is written.
     this.tidy = setImmediate(() => {
       this.tidy = undefined;
-      try {
-        unlinkSync(this.base + CHANNEL.answer);
-      } catch {
-        // gone already
-      }
+      removeQuietly(this.base + CHANNEL.answer);
     });
   }
 

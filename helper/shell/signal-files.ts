@@ -1,8 +1,9 @@
 // The files of the signal-woken channel (the protocol: helper/shell/signal.ts): the helper's
 // messages written whole, the shell's files read without following links, and the answer and
 // mode files parsed (pure).
-import { closeSync, constants, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, writeSync } from 'node:fs';
 import { CHANNEL } from '../../src/enrollment/layout.js';
+import { removeQuietly } from '../../src/enrollment/record.js';
 import { exchangePaths } from '../../src/os/native-spawn.js';
 import type { RenderedPrompt } from './screen.js';
 
@@ -26,7 +27,7 @@ export function writeMessages(base: string, lines: readonly string[]): void {
     closeSync(fd);
   }
   if (exchangePaths(tmp, msg)) {
-    setImmediate(() => unlinkQuietly(tmp));
+    setImmediate(() => removeQuietly(tmp));
     return;
   }
   const old = base + CHANNEL.messageOld;
@@ -38,15 +39,7 @@ export function writeMessages(base: string, lines: readonly string[]): void {
     // none yet
   }
   renameSync(tmp, msg);
-  if (aside) setImmediate(() => unlinkQuietly(old));
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // gone already
-  }
+  if (aside) setImmediate(() => removeQuietly(old));
 }
 
 export { readShellFile } from '../../src/enrollment/shell-modes.js';
@@ -75,7 +68,7 @@ export { parseModes } from '../../src/enrollment/shell-modes.js';
 
 /** Removes the shell's answer and snapshot files (before a new request: a late one is never taken for it). */
 export function removeAnswerFiles(base: string): void {
-  for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) unlinkQuietly(base + suffix);
+  for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) removeQuietly(base + suffix);
 }
 
 /** Sends the shell SIGWINCH, the channel's wake (nothing when it is gone: the helper's watch ends the enrollment). */

@@ -34,7 +34,7 @@ import type { RunState } from './status.js';
 export interface ServiceDeps {
   record: EnrollmentRecord;
   secret: Buffer;
-  shell: Pick<Shell, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<Shell, 'sandbox'>>;
+  shell: Pick<Shell, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<Shell, 'sandbox' | 'afterRun'>>;
   audit: AuditLog;
   /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
   journal: Pick<RunJournal, 'note' | 'tryNote'>;
@@ -322,6 +322,7 @@ export class HelperService {
         void this.pump();
       }
       this.publish();
+      this.d.shell.afterRun?.();
     }
   }
 

@@ -17,6 +17,14 @@ export const MID_SCRIPT = `head -c ${MID} /dev/zero | tr '\\0' a`;
 
 export const now = (): number => performance.now();
 
+/**
+ * The pause before each call of the shells' side-by-side runs (bench-fish, bench-shells), as an
+ * agent's calls come (never back to back): what a helper does once a run is over (the screen
+ * check's next tmux client, helper/shell/pane-screen.ts) is then on no run's way, as in use.
+ */
+export const SIDE_BY_SIDE_GAP_MS = 20;
+export const sideBySidePause = (): Promise<unknown> => new Promise((r) => setTimeout(r, SIDE_BY_SIDE_GAP_MS));
+
 export interface Stats {
   median: number;
   p90: number;

@@ -9,7 +9,7 @@
 //   prompt, in N fresh panes whose config sources the snippet and in N without it.
 // - a run's round trip (`true` through tmux-run-mcp), N runs, in an enrolled fish pane: the wake
 //   by SIGWINCH, the handler's answer with the rendered prompt, the screen check, the run; and
-//   side by side with a zsh pane of the same server (5N each, alternating), with the stages of
+//   side by side with a zsh pane of the same server (5N each, alternating, 20 ms apart), with the stages of
 //   the traced runs (src/protocol/trace.ts): asked->answered is the signal's round trip and the
 //   handler, answered->snapshot the snapshot and the screen check;
 // - the screen check's parts: the one read-only tmux call through the native spawn and through
@@ -34,6 +34,7 @@ import { openScope, type Scope } from '../test/support/scope.js';
 import { waitUntil } from '../test/support/waiting.js';
 import { fishPane, FISH_SNIPPET } from '../test/fish/support.js';
 import { median, memoryOf, type Memory } from './bench-enroll.js';
+import { sideBySidePause } from './bench-common.js';
 
 export interface FishCost {
   n: number;
@@ -164,9 +165,11 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
   const fishIds = new Set<string>();
   const zshIds = new Set<string>();
   for (let i = 0; i < 5 * n; i++) {
+    await sideBySidePause();
     const z = await call(zshListing);
     rtt_zsh_ms.push(z.ms);
     zshIds.add(z.id);
+    await sideBySidePause();
     const f = await call(listing);
     rtt_fish_ms.push(f.ms);
     fishIds.add(f.id);
@@ -235,7 +238,7 @@ export function fishCostLines(c: FishCost): string[] {
     `| fish: first prompt, config with the snippet (ms, n=${c.n}) | ${f(c.first_prompt_ms)} |`,
     `| fish: first prompt, the same config without it (ms, n=${c.n}) | ${f(c.first_prompt_bare_ms)} |`,
     `| fish: a run of \`true\`, call to result (ms, n=${c.n}) | ${f(c.run_ms)} |`,
-    `| round trip of \`true\`, side by side: fish pane / zsh pane (ms, medians, n=${c.rtt_fish_ms.length}) | ${median(c.rtt_fish_ms).toFixed(1)} / ${median(c.rtt_zsh_ms).toFixed(1)} (+${(median(c.rtt_fish_ms) - median(c.rtt_zsh_ms)).toFixed(1)}) |`,
+    `| round trip of \`true\`, side by side, 20 ms apart: fish pane / zsh pane (ms, medians, n=${c.rtt_fish_ms.length}) | ${median(c.rtt_fish_ms).toFixed(1)} / ${median(c.rtt_zsh_ms).toFixed(1)} (+${(median(c.rtt_fish_ms) - median(c.rtt_zsh_ms)).toFixed(1)}) |`,
     `| round trip of \`true\`: fish minus zsh (ms, median of the paired differences; target +3) | ${median(c.rtt_fish_ms.map((x, i) => x - c.rtt_zsh_ms[i]!)).toFixed(2)} |`,
     `| the same runs' stages, fish / zsh: asked->answered (the shell's answer), answered->snapshot (fish: the screen check) (ms, medians) | ${st(c.stages_fish.answered)} / ${st(c.stages_zsh.answered)}, ${st(c.stages_fish.snapshot)} / ${st(c.stages_zsh.snapshot)} |`,
     `| screen check: the one tmux call, native spawn / Node's execFile (ms, medians, n=${c.screen_read.native_ms.length}; the helper's: ${c.screen_read.kind}) | ${median(c.screen_read.native_ms).toFixed(2)} / ${median(c.screen_read.node_ms).toFixed(2)} |`,

@@ -9,7 +9,7 @@
 //   here against an enrolled bash pane at rest (the same call and function the helper makes), and
 // - the round trip of `true` through tmux-run-mcp in a bash pane with the builtin (the exact
 //   check), one without it (TMUX_RUN_NATIVE=off: the screen check) and a zsh pane of the same tmux
-//   server, interleaved call by call so that all three see the same machine, with the stages of
+//   server, interleaved call by call, 20 ms apart (bench-common.ts), so that all three see the same machine, with the stages of
 //   the traced runs (src/protocol/trace.ts): asked->answered is the wake and the trap's answer,
 //   answered->snapshot the snapshot read (and the screen check without the builtin);
 // - the builtin's line check alone (`_tmux_run_line state`, 1000 calls in an enrolled pane).
@@ -27,6 +27,7 @@ import { openScope, type Scope } from '../test/support/scope.js';
 import type { TmuxServer } from '../test/support/server.js';
 import { waitUntil } from '../test/support/waiting.js';
 import { median } from './bench-enroll.js';
+import { sideBySidePause } from './bench-common.js';
 import { stageMedians } from './bench-fish.js';
 
 export interface ShellsCost {
@@ -153,8 +154,11 @@ export async function shellsCost(scope: Scope, n: number): Promise<ShellsCost> {
   const rtt_zsh_ms: number[] = [];
   for (const l of [listing, screenListing, zshListing]) for (let i = 0; i < 3; i++) await timed(l);
   for (let i = 0; i < 10 * n; i++) {
+    await sideBySidePause();
     rtt_bash_ms.push(await timed(listing, ids.bash));
+    await sideBySidePause();
     rtt_zsh_ms.push(await timed(zshListing, ids.zsh));
+    await sideBySidePause();
     rtt_bash_screen_ms.push(await timed(screenListing, ids.screen));
   }
   await mcp.close();
@@ -193,7 +197,7 @@ export function shellsCostLines(c: ShellsCost): string[] {
     `| bash: screen check per run, the one tmux call (ms, n=${c.screen_read_ms.length}) | ${f(c.screen_read_ms)} | | |`,
     `| bash: screen check per run, the comparison (µs) | ${c.screen_compare_us.toFixed(2)} | | |`,
     `| bash: the builtin's line check, \`_tmux_run_line state\` (µs per call, 1000 calls) | ${c.bash_line_state_us.toFixed(2)} | | |`,
-    `| round trip of \`true\`: bash (exact) / bash (screen) / zsh, interleaved (ms, medians, n=${c.rtt_bash_ms.length}) | ${median(c.rtt_bash_ms).toFixed(2)} / ${median(c.rtt_bash_screen_ms).toFixed(2)} / ${median(c.rtt_zsh_ms).toFixed(2)} | | |`,
+    `| round trip of \`true\`: bash (exact) / bash (screen) / zsh, interleaved, 20 ms apart (ms, medians, n=${c.rtt_bash_ms.length}) | ${median(c.rtt_bash_ms).toFixed(2)} / ${median(c.rtt_bash_screen_ms).toFixed(2)} / ${median(c.rtt_zsh_ms).toFixed(2)} | | |`,
     `| round trip of \`true\`: bash (exact) minus zsh (ms, median of the paired differences; target +1) | ${median(c.rtt_bash_ms.map((b, i) => b - c.rtt_zsh_ms[i]!)).toFixed(2)} | | |`,
     `| the same runs' stages, bash (exact) / bash (screen) / zsh: asked->answered, answered->snapshot (ms, medians) | ${st(c.stages_bash)} / ${st(c.stages_bash_screen)} / ${st(c.stages_zsh)} | | |`,
   ];

@@ -24,8 +24,11 @@ export class PaneScreen {
   private early: Promise<Screen | undefined> | undefined;
   /** The client held for the request out, not asked yet. */
   private held: HeldQuery | undefined;
-  /** A client started after the last read, for the next request. */
+  /** A client started after the last read's run, for the next request. */
   private spare: HeldQuery | undefined;
+  /** A held client was asked since the spare was last started. */
+  private asked = false;
+  private readying: NodeJS.Immediate | undefined;
   /** The last check's verdict (undefined until one was made). */
   lastVerdict: ScreenVerdict | undefined;
 
@@ -49,17 +52,27 @@ export class PaneScreen {
   /** Lets every client go (the channel closed). */
   close(): void {
     this.forget();
+    clearImmediate(this.readying);
     this.spare?.drop();
     this.spare = undefined;
   }
 
   /**
-   * A held client was just asked: the next one is started now, for a request that comes within
-   * SPARE_MS (an agent's runs come in bursts), so its start-up is not on that request's way.
+   * The run (or the probe) whose screen a held client read is over: the next client is started
+   * in the next turn, after the run's reply, end entry and notice, for a request that comes
+   * within SPARE_MS (an agent's runs come in bursts), so that its start-up is on no request's
+   * way. A tmux client's exec and start cost about 1.5 ms of CPU: started at the read, as it was,
+   * it shared the two cores with the shell's answer, the run and the helper (fish's runs 2 ms
+   * slower, BENCHMARKS.md). Not while a request is out: that one holds its own client.
    */
-  private startSpare(): void {
-    if (this.spare?.waiting) return;
-    this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+  readyNext(): void {
+    if (!this.asked || this.readying) return;
+    this.readying = setImmediate(() => {
+      this.readying = undefined;
+      if (this.held || this.early || this.spare?.waiting) return;
+      this.asked = false;
+      this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+    });
   }
 
   /** Begins the read now (once per request): the held client asked, else a client started now. */
@@ -74,7 +87,7 @@ export class PaneScreen {
     if (!held) return readScreen(socket, paneId);
     try {
       const asked = held.ask(screenArgs(paneId));
-      this.startSpare();
+      this.asked = true;
       return parseScreen(await asked);
     } catch (e) {
       // Read directly (later: after the same moment); if that works, this tmux cannot serve a held client.

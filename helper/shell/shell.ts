@@ -61,6 +61,8 @@ export interface Shell {
   tell(text: string): void;
   /** Tells the shell this helper goes dormant (helper/dormancy.ts); resolves once told (or after a short bound). */
   dormant(): Promise<void>;
+  /** The run last asked about is over, its reply sent: what readies the next ask is done now, off that run's way. */
+  afterRun?(): void;
   /** Asks whether the shell is idle with an empty line; on yes, with the snapshot it wrote. */
   ask(timeoutMs: number, opts?: AskOptions): Promise<AskResult>;
   close(): void;

@@ -172,6 +172,7 @@ export class SignalShell extends LineShell implements Shell {
       this.screen.lastVerdict = undefined;
       const result = await this.askChecked(timeoutMs, {});
       const verdict = this.screen.lastVerdict;
+      this.screen.readyNext();
       return { result, ...(verdict ? { verdict } : {}) };
     })();
     this.probing = look.finally(() => (this.probing = undefined));
@@ -230,7 +231,9 @@ export class SignalShell extends LineShell implements Shell {
     if (kind === 'Q ') {
       // A notice that waits goes with the request (the shell draws it first).
       this.noticeWait.stop();
-      this.clearAnswer();
+      this.lastAnswer = '';
+      this.prompt = undefined;
+      removeAnswerFiles(this.base);
       this.screen.forget();
       this.request = [this.fresh ? `${line} fresh` : line];
       this.watch.start();
@@ -250,6 +253,11 @@ export class SignalShell extends LineShell implements Shell {
       this.request = [];
       this.flush(false);
     }
+  }
+
+  /** The spare tmux client for the next screen check (pane-screen.ts). */
+  afterRun(): void {
+    this.screen.readyNext();
   }
 
   override async ask(timeoutMs: number, opts: AskOptions = {}): Promise<AskResult> {
@@ -313,12 +321,6 @@ export class SignalShell extends LineShell implements Shell {
 
   private wake(): void {
     wakeShell(this.place.shellPid);
-  }
-
-  private clearAnswer(): void {
-    this.lastAnswer = '';
-    this.prompt = undefined;
-    removeAnswerFiles(this.base);
   }
 
   /** Reads BASE.ans; hands a complete answer not handed on yet to the waiting request. */

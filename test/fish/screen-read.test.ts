@@ -2,9 +2,9 @@
 // real tmux server: it answers exactly as the call made at once does, it reads the pane when
 // asked (text typed after it started and before it was asked is in its answer), one let go
 // unasked ends at once, and it asks nothing that is not read-only. The pane's screen check
-// (helper/shell/pane-screen.ts) starts a spare client after each read, which the next request
-// takes instead of starting one, which still reads the pane when asked, and which goes when the
-// channel closes.
+// (helper/shell/pane-screen.ts) starts a spare client once the run whose screen it read is over
+// (readyNext: never while a request is out), which the next request takes instead of starting
+// one, which still reads the pane when asked, and which goes when the channel closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asCommandLines, holdQuery } from '../../helper/shell/held-query.js';
 import { PaneScreen } from '../../helper/shell/pane-screen.js';
@@ -15,6 +15,8 @@ import type { Pane } from '../support/pane.js';
 import { cmdlineOf, descendantsOf } from '../support/processes.js';
 import { startServer, type TmuxServer } from '../support/server.js';
 import { waitUntil } from '../support/waiting.js';
+import { ok } from '../mcp/support.js';
+import { fishFixture } from './support.js';
 
 let server: TmuxServer;
 let pane: Pane;
@@ -66,18 +68,24 @@ describe('a held tmux client', () => {
 });
 
 describe("a pane's screen check", () => {
-  it('starts a spare client after a read, which the next request takes, asks when it reads, and lets go on close', async () => {
+  it('starts a spare client when the run is over, which the next request takes, asks when it reads, and lets go on close', async () => {
     expect(heldClients()).toEqual([]);
     const screen = new PaneScreen({ base: '/nonexistent', shellPid: 1, tmuxSocket: server.socket, paneId: pane.id });
     const prompt = { prompt: '$ ' };
     screen.prepare();
     expect(await screen.check(prompt)).toEqual({ ok: true });
-    // The client asked has ended; the spare waits.
+    // The client asked has ended; none is started until the run is over.
+    await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'the asked client to end');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heldClients()).toEqual([]);
+    screen.readyNext();
     const [spare] = await waitUntil(
       () => (heldClients().length === 1 ? heldClients() : undefined),
       5000,
       'one spare client',
     );
+    // Ready again with no read since: nothing more.
+    screen.readyNext();
     await new Promise((r) => setTimeout(r, 100));
     screen.prepare();
     expect(heldClients()).toEqual([spare]);
@@ -87,9 +95,37 @@ describe("a pane's screen check", () => {
     expect(await screen.check(prompt)).toMatchObject({ ok: false, cause: 'line' });
     expect(heldClients()).not.toContain(spare);
     await pane.type('\x15');
+    // A request out when the run's end comes (the next one already asked): no spare beside its client.
+    screen.readyNext();
+    screen.prepare();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heldClients()).toHaveLength(1);
+    expect(await screen.check(prompt)).toEqual({ ok: true });
+    screen.readyNext();
     await waitUntil(() => heldClients().length === 1 || undefined, 5000, 'the next spare');
     screen.close();
     await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'no client left');
+  });
+});
+
+describe("an enrolled fish pane's runs", () => {
+  it('hold no spare client while a run goes on, and one once it is over', async () => {
+    const fx = await fishFixture();
+    try {
+      const helper = Number(fx.listing.helper_pid);
+      const clients = (): number[] => descendantsOf(helper).filter((p) => cmdlineOf(p).includes('source-file'));
+      const sleeping = (): boolean => descendantsOf(helper).some((p) => cmdlineOf(p).startsWith('sleep'));
+      expect(ok(await fx.run('true')).completion.exit_status).toBe(0);
+      await waitUntil(() => clients().length === 1 || undefined, 5000, 'the spare after the first run');
+      const run = fx.run('sleep 1.5');
+      await waitUntil(() => sleeping() || undefined, 5000, 'the run to start');
+      // The spare was taken for the run's screen check; the next one waits for the run's end.
+      expect(clients()).toEqual([]);
+      expect(ok(await run).completion.exit_status).toBe(0);
+      await waitUntil(() => clients().length === 1 || undefined, 5000, 'the spare after the run');
+    } finally {
+      await fx.close();
+    }
   });
 });
 

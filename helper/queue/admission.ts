@@ -8,7 +8,7 @@ import type { AuditLog } from '../../src/audit/audit-log.js';
 import type { EnrollmentRecord } from '../../src/enrollment/record.js';
 import type { RunJournal } from '../../src/enrollment/run-journal.js';
 import { monotonicMs } from '../../src/protocol/trace.js';
-import { checkRun, type UsedRunIds } from '../authorize.js';
+import { checkRun, lateRefusal, type UsedRunIds } from '../authorize.js';
 import type { WatchFeed } from '../watch/feed.js';
 import type { HeldRuns } from './held-runs.js';
 import { runMode } from './background.js';
@@ -66,6 +66,8 @@ export function admit(
     cx.watch.refused(b, req.client, code, message);
     return undefined;
   };
+  const late = lateRefusal(req.take_by, received);
+  if (late) return refuse(late.code, late.message);
   if (cx.ended()) return refuse('shell_exited', 'the enrolled shell has exited');
   const now = Date.now();
   const refusal = checkRun(req, rec, cx.secret, now);

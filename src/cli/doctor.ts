@@ -194,7 +194,9 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
     const records = scanRecords(dir);
     const live = await listEnrolled(dir);
     // A dormant pane (its helper let itself go, idle: docs/light.md) says so: state: dormant.
-    const names = live.map((p) => (p.state === 'dormant' ? `${p.pane_id} state: dormant` : p.pane_id)).join(', ');
+    const names = live
+      .map((p) => (p.state === 'dormant' || p.state === 'unresponsive' ? `${p.pane_id} state: ${p.state}` : p.pane_id))
+      .join(', ');
     const stale = records.length - live.length;
     const staleText =
       stale > 0

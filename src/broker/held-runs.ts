@@ -97,7 +97,11 @@ export async function heldRunListing(
       }
       const runs = await heldRunsOf(dir, rec);
       if (runs === 'silent') {
-        unanswered.push({ pane_id: p.pane_id, generation: p.generation, reason: silenceWhy(rec) });
+        unanswered.push({
+          pane_id: p.pane_id,
+          generation: p.generation,
+          reason: silenceWhy(rec, undefined, 'its helper'),
+        });
         return [];
       }
       return (runs ?? []).map((r): RunListing => ({

@@ -18,16 +18,20 @@ const helperOf = (rec: EnrollmentRecord): ProcStat | undefined => {
 };
 
 /** Why a helper (its /proc stat as read) answers nothing when its process is stopped; undefined otherwise. */
-export const stoppedWhy = (pid: number, st: ProcStat | undefined): string | undefined =>
+export const stoppedWhy = (pid: number, st: ProcStat | undefined, who = 'its helper'): string | undefined =>
   st && 'Tt'.includes(st.state)
-    ? `its helper (pid ${pid}) is stopped (SIGSTOP, a debugger or job control): it answers nothing until it is continued (kill -CONT ${pid})`
+    ? `${who} (pid ${pid}) is stopped (SIGSTOP, a debugger or job control): it answers nothing until it is continued (kill -CONT ${pid})`
     : undefined;
 
-/** Why the helper of `rec` does not answer, as a caller is told: stopped, or alive but silent. */
-export function silenceWhy(rec: EnrollmentRecord, st: ProcStat | undefined = helperOf(rec)): string {
+/** Why the helper of `rec` does not answer, as a caller told of "the helper of pane P" reads it: stopped, or alive but silent. */
+export function silenceWhy(
+  rec: EnrollmentRecord,
+  st: ProcStat | undefined = helperOf(rec),
+  who = 'its process',
+): string {
   return (
-    stoppedWhy(rec.helper_pid, st) ??
-    `its helper (pid ${rec.helper_pid}) is alive but did not answer within ${HELPER_TAKE_MS / 1000} s (hung, or starved of CPU)`
+    stoppedWhy(rec.helper_pid, st, who) ??
+    `${who} (pid ${rec.helper_pid}) is alive but did not answer within ${HELPER_TAKE_MS / 1000} s (hung, or starved of CPU)`
   );
 }
 

@@ -17,7 +17,7 @@ import type { RunOutcome } from './run/run-spec.js';
 import type { Shell } from './shell/shell.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { finishJob, unranEnd, unstartedMessage } from './queue/ending.js';
-import { lateRefusal, revokeAuthorized, UsedRunIds } from './authorize.js';
+import { revokeAuthorized, UsedRunIds } from './authorize.js';
 import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
 import { reportOf } from './run/outcome.js';
 import { GcHint } from './gc-hint.js';
@@ -151,11 +151,6 @@ export class HelperService {
   }
 
   private handle(req: Request, t: Transport, received = monotonicMs()): Job | undefined {
-    // Given up by its caller before it was read: refused unread (a run or start is audited as it is admitted).
-    if ('take_by' in req && req.type !== 'run' && req.type !== 'start') {
-      const late = lateRefusal(req.take_by, received);
-      if (late) return void t.send(err(late.code, late.message, 'run_id' in req ? req.run_id : undefined));
-    }
     switch (req.type) {
       case 'ping':
         return void t.send(pongOf(this.d.record, this.d.shell, this.state(), this.queue.length));

@@ -66,11 +66,9 @@ export function admit(
     cx.watch.refused(b, req.client, code, message);
     return undefined;
   };
-  const late = lateRefusal(req.take_by, received);
-  if (late) return refuse(late.code, late.message);
   if (cx.ended()) return refuse('shell_exited', 'the enrolled shell has exited');
   const now = Date.now();
-  const refusal = checkRun(req, rec, cx.secret, now);
+  const refusal = lateRefusal(req.take_by, received) ?? checkRun(req, rec, cx.secret, now);
   if (refusal) return refuse(refusal.code, refusal.message);
   if (!cx.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
   if (!cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');

@@ -228,7 +228,7 @@ class RunExchange {
    * The helper does not answer (stopped or hung). A run it never took was refused unread by its
    * take-by time: nothing ran, nor will. One it took is given up: a started run's process group is
    * stopped here (the call that owned it ends), and the link closes, which tells the helper, when it
-   * runs again, that the caller went away (a queued run is then dropped).
+   * runs again, that the caller went away (a queued run is then dropped, a running one stopped).
    */
   private silent(s: Silence): void {
     if (this.settled) return;
@@ -254,14 +254,14 @@ class RunExchange {
     if (pgid !== undefined) terminateGroup(pgid);
     this.auditEnd(
       'helper_unreachable',
-      `the helper stopped answering during the run (${s.why})${pgid !== undefined ? '; the broker stopped the process group' : '; the run had not started'}`,
+      `the helper stopped answering during the run (${s.why})${pgid !== undefined ? '; the broker stopped the process group' : '; it had not reported the run started'}`,
     );
     this.settle(
       failure(
         'helper_unreachable',
         pgid !== undefined
           ? `the helper of ${pane} stopped answering while the run was executing: ${s.why}. tmux-run stopped the run's process group ${pgid}; what the script did before is unknown`
-          : `the helper of ${pane} took the run but stopped answering before it started: ${s.why}. The call has given it up, which tells the helper to drop it once it runs again; whether it starts for a moment first is unknown`,
+          : `the helper of ${pane} took the run but stopped answering before it reported the run started: ${s.why}. The call has given it up, and its closed link tells the helper to drop the run (or stop it) once it runs again; whether it started is unknown`,
         'observed',
         { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
       ),

@@ -145,12 +145,13 @@ describe('a helper that answers nothing (SIGSTOP)', () => {
         // The cancel was not acted on: the held run still runs, its late input was not written.
         const still = await wait(mcp.client, listing, heldId, 0);
         expect(still.pending, JSON.stringify(still)).toMatchObject({ state: 'running', input_bytes: 0 });
-        // The pane serves again, and the listing says so.
-        await waitUntil(
+        // The pane serves again, and the listing says so: the same helper (a stopped helper is not a dormant one to wake).
+        const again = await waitUntil(
           async () => (await listedPanes(mcp.client)).find((p) => p.pane_id === listing.pane_id && p.state === 'idle'),
           15_000,
           'the pane to be listed idle again',
         );
+        expect(again.helper_pid).toBe(helper);
         expect((await runsOf(mcp)).unanswered).toBeUndefined();
         const ok = await callRun(mcp.client, listing, 'echo ok3');
         expect(ok.isError, JSON.stringify(ok.structured)).toBe(false);

@@ -126,3 +126,58 @@ export function readSources(root: string, dirs: readonly string[]): Map<string, 
   for (const d of dirs) walk(join(root, d));
   return out;
 }
+
+/** The folder of a file (`helper/shell/bash/bash.ts`: `helper/shell/bash`); `.` for a file at the top. */
+export const folderOf = (file: string): string => (file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '.');
+
+/**
+ * The graph between folders that `graph` (between files) draws: an arrow from a folder to each
+ * other folder one of its own files imports (a folder's subfolders are folders of their own), with
+ * the first import that makes it (`from.ts -> to.ts`) to show why.
+ */
+export function folderGraph(graph: ReadonlyMap<string, readonly string[]>): Map<string, Map<string, string>> {
+  const folders = new Map<string, Map<string, string>>();
+  for (const [file, targets] of [...graph].sort(([a], [b]) => a.localeCompare(b))) {
+    const from = folderOf(file);
+    const arrows = folders.get(from) ?? new Map<string, string>();
+    folders.set(from, arrows);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to !== from && !arrows.has(to)) arrows.set(to, `${file} -> ${target}`);
+    }
+  }
+  return folders;
+}
+
+/**
+ * Every circle between folders (a folder that imports one that imports it back, directly or
+ * through others): one per set of folders tied together, as a shortest circle through its first
+ * folder with the import that makes each arrow, then every folder of the set when there are more:
+ * `a -> b -> a (a/x.ts -> b/y.ts; b/y.ts -> a/z.ts)`, `... [tied: a, b, c]`.
+ */
+export function folderCircles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const folders = folderGraph(graph);
+  const arrows = new Map([...folders].map(([f, to]) => [f, [...to.keys()].sort()]));
+  const parts = stronglyConnected(arrows);
+  return findCircles(arrows).map((circle) => {
+    const why = circle.slice(1).map((to, i) => folders.get(circle[i]!)!.get(to)!);
+    const tied = parts.find((p) => p.includes(circle[0]!))!;
+    const more = tied.length > circle.length - 1 ? ` [tied: ${tied.join(', ')}]` : '';
+    return `${circle.join(' -> ')} (${why.join('; ')})${more}`;
+  });
+}
+
+/**
+ * Each pair of folders that import each other directly, as `a <-> b (a/x.ts -> b/y.ts; b/y.ts ->
+ * a/z.ts)`: the arrows back that tie the folders of a circle together.
+ */
+export function twoWayFolders(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const folders = folderGraph(graph);
+  const out: string[] = [];
+  for (const [a, to] of folders)
+    for (const [b, why] of to) {
+      const back = folders.get(b)?.get(a);
+      if (back !== undefined && a < b) out.push(`${a} <-> ${b} (${why}; ${back})`);
+    }
+  return out.sort();
+}

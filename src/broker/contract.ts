@@ -2,8 +2,8 @@
 // code generated from them at build time (scripts/build-validators.mjs).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../os/package-root.js';
-import { loadGenerated } from '../protocol/generated.js';
+import { packageRoot } from '../core/os/package-root.js';
+import { loadGenerated } from '../core/protocol/generated.js';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type * as Generated from '../../generated/contract-validators.cjs';
 

@@ -3,13 +3,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEntries } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { withServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import { callRun } from '../support/mcp.js';
-import { groupGone, groupMembers, processAlive } from '../support/processes.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { auditEntries } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { withServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import { callRun } from '../../lab/mcp.js';
+import { groupGone, groupMembers, processAlive } from '../../lab/processes.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { finalOf, runIdOf, start, wait } from './support.js';
 
 const textOf = (path: string): string | undefined =>

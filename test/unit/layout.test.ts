@@ -4,7 +4,7 @@
 // helper/ imports from src/ only the shared core. No list of layers: the tree's folders are the rule.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { folderCircles, importGraph, readSources, twoWayFolders } from '../support/import-circles.js';
+import { folderCircles, importGraph, readSources, twoWayFolders } from '../../lab/import-circles.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -4,7 +4,7 @@
 // small made-up sources.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { longCFunctions, longFiles, longFunctions, longTsFunctions, productFiles } from '../support/sizes.js';
+import { longCFunctions, longFiles, longFunctions, longTsFunctions, productFiles } from '../../lab/sizes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FILE_LIMIT = 350;

@@ -1,6 +1,6 @@
 // scripts/bench/bench.ts: tmux-run against its physical floor, in one run (`npm run bench`).
 //
-// Starts a private tmux server with real zsh panes on the test harness (test/support), enrolls
+// Starts a private tmux server with real zsh panes on the test harness (lab/), enrolls
 // them by typing `source` into them (the bench is a test driver, like a person; the product
 // never sends keys), drives tmux-run-mcp through the SDK's Client over stdio, and measures the
 // floor (Node spawning /bin/sh directly) next to the product. Prints a table with each target's

@@ -1,5 +1,5 @@
 // The sandbox's walls as data: the plan from what the shell reported, the bwrap arguments from the
-// plan and the facts found at dispatch, case by case (helper/sandbox-policy.ts), the waiter's
+// plan and the facts found at dispatch, case by case (helper/walls/policy.ts), the waiter's
 // report (src/core/os/bwrap.ts), and the facts gathered from a real temporary tree (sandbox-facts.ts).
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

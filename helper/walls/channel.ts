@@ -6,9 +6,6 @@ import { closeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { WaiterProgram } from './waiter.js';
 
-/** The walls' descriptor the channel is (bwrap's, the C waiter's; close-on-exec there). */
-export const CHANNEL_FD = 5;
-
 interface Addon {
   open(onMaster: (token: string, fd: number) => void): number;
 }

@@ -45,11 +45,6 @@ function emulator(cols: number): XTerm {
   return term;
 }
 
-/** Whether the emulator has been loaded in this process (the bench and the memory figures ask). */
-export function emulatorLoaded(): boolean {
-  return term !== undefined;
-}
-
 interface Rendering {
   rows: string[];
   x: number;

@@ -27,9 +27,6 @@ export function packageRoot(): string {
   return (cached = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..'));
 }
 
-/** The enrollment snippet a person sources. */
-export const snippetPath = (): string => join(packageRoot(), 'shell', 'tmux-run.zsh');
-
 /** The compiled helper the snippet starts. */
 export const helperMainPath = (): string => join(packageRoot(), 'dist', 'helper', 'main.js');
 

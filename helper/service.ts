@@ -1,10 +1,6 @@
 // The helper's service, the coordinator: it takes each request off its link, keeps the queue (runs
 // one at a time, in arrival order, in the shell's current state), and settles every job exactly
-// once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
-// progress (waiters.ts), admission (admission.ts), requests about held runs (held-requests.ts) and
-// about their input and terminal (input-requests.ts), one job's dispatch (dispatch.ts), the run's
-// report (outcome.ts), a job's own end (ending.ts), the watch feed (watch/), the ping's answer
-// (pong.ts), the gc hint (gc-hint.ts).
+// once, recording it. The how of each step is in helper/queue/ (the jobs) and the rooms it uses.
 import type { Transport } from '../src/core/protocol/transport.js';
 import { checkRequest, type Reply, type Request } from '../src/core/protocol/messages.js';
 import type { RunJournal } from '../src/core/enrollment/run-journal.js';

@@ -18,9 +18,6 @@ import { terminalEnv } from '../run/terminal.js';
 import { ASK_TIMEOUT_MS, askRefusal } from './ask-refusal.js';
 import { byClient, clientEntry, err, short, type Job, type StopReason } from './job.js';
 
-/** A test-only hook (inert unless set in the enrolled shell's environment): the helper SIGKILLs itself right after spawning a run, before it notes the run's process group, to prove that orphan is still found and stopped. */
-const DIE_AFTER_SPAWN = process.env.TMUX_RUN_TEST_DIE_AFTER_SPAWN === '1';
-
 /** What dispatching a job needs of the service. */
 export interface DispatchContext {
   record: EnrollmentRecord;
@@ -236,7 +233,6 @@ async function startRun(
   const pgid = run.start();
   if (job.trace) job.trace.spawned = monotonicMs();
   if (pgid !== undefined) {
-    if (DIE_AFTER_SPAWN) process.kill(process.pid, 'SIGKILL');
     cx.journal.tryNote({ k: 'pgid', run_id: b.run_id, pgid, start: procStat(pgid)?.startTicks ?? '' }, cx.log);
     job.state = 'running';
     job.startedAt = Date.now();

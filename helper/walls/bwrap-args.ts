@@ -1,6 +1,6 @@
 // bwrap's argument list for a run (pure): the stage after the plan (helper/walls/policy.ts),
 // once the facts are gathered at dispatch (helper/walls/facts.ts); a refusal that says what to
-// do when the walls cannot hold. DESIGN "Walls around a run".
+// do when the walls cannot hold. docs/sandbox.md says what they are.
 import { dirname } from 'node:path';
 import { processWalls } from '../../src/core/os/bwrap.js';
 import type { PathFact, Refusal, SandboxFacts, SandboxPlan } from './plan.js';

@@ -1,12 +1,9 @@
-// The sandbox's terms (types and values only): what TMUX_RUN_SANDBOX takes, the plan of a run's
-// walls, and the facts gathered at dispatch. helper/walls/policy.ts (the plan) and
-// bwrap-args.ts (the arguments) turn them into a refusal or bwrap's argument list, asking
-// helper/walls/writable.ts about the writable trees; all import their terms from here (and
-// policy.ts passes them on to its importers).
-
+// The sandbox's terms (types and values only): the plan of a run's walls and the facts gathered
+// at dispatch, which the policy (the plan), bwrap-args.ts (the arguments) and writable.ts (the
+// writable trees) share. What TMUX_RUN_SANDBOX takes is the shell's side
+// (src/core/enrollment/shell-modes.ts), passed on from here.
 import type { SandboxValue } from '../../src/core/enrollment/shell-modes.js';
-// What TMUX_RUN_SANDBOX takes and what listings show of it: the shell's side, which the shell
-// reports at each prompt (src/core/enrollment/shell-modes.ts), passed on to the plan's importers.
+
 export { SANDBOX_VALUES, type SandboxShown, type SandboxValue } from '../../src/core/enrollment/shell-modes.js';
 
 /** The shell parameters the snapshot carries for the sandbox (`:NAME=value` entries), by name. */

@@ -1,7 +1,7 @@
 // The sandbox's walls as data (pure): from what the shell reported at the run (TMUX_RUN_SANDBOX,
 // its lists, HOME and friends) to the plan of the walls, or a refusal that says what to do; the
 // plan and the facts gathered at dispatch (helper/walls/facts.ts) become bwrap's argument list
-// in helper/walls/bwrap-args.ts. DESIGN "Walls around a run".
+// in helper/walls/bwrap-args.ts. docs/sandbox.md says what they are.
 import { isAbsolute, resolve } from 'node:path';
 import { refuseWritable, within } from './writable.js';
 import {

@@ -85,7 +85,7 @@ async function ask<T extends Reply['type']>(
       op === 'input' && linked ? 'possibly_sent' : 'not_sent',
     );
   if (reply.type === 'error')
-    // unknown_run: the helper holds no such run (DESIGN: not_sent); anything else it refused, having seen it.
+    // unknown_run: the helper holds no such run (not_sent: docs/tools.md); anything else it refused, having seen it.
     return refuse(reply.code, reply.message, reply.code === 'unknown_run' ? 'not_sent' : 'observed');
   return reply as Extract<Reply, { type: T }>;
 }

@@ -1,5 +1,5 @@
 // A woken helper's notices: it numbers them from 1 again, and each shell draws them as it drew the
-// first helper's (DESIGN: nothing is lost across a dormant spell, not a notice).
+// first helper's (nothing is lost across a dormant spell, not a notice: docs/light.md).
 import { describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { enroll } from '../../lab/enrollment.js';

@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import type { ErrorCode } from '../protocol/errors.js';
 
 /**
- * $XDG_STATE_HOME/tmux-run/audit.jsonl, default ~/.local/state/tmux-run/audit.jsonl. A relative
+ * $TMUX_RUN_AUDIT when set (docs/configuration.md), else $XDG_STATE_HOME/tmux-run/audit.jsonl,
+ * default ~/.local/state/tmux-run/audit.jsonl. A relative
  * XDG_STATE_HOME is ignored, as the XDG spec says: the helper, the server and the CLI run in
  * different directories and would each write a trail of their own.
  */

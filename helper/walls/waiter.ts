@@ -1,7 +1,8 @@
 // The waiter of a pane's kept-alive walls (helper/walls/walls.ts), pid 1 of the sandbox's
 // namespaces for as long as the walls live, and what it and the helper say to each other (pure):
 // helper/walls/walls-waiter.c when it is built, else helper/walls/waiter.pl (the fallback: Debian
-// always has perl-base, and it costs no Node heap). Both speak the same protocol.
+// always has perl-base, and it costs no Node heap). Both speak the same protocol:
+// docs/protocol-walls.md.
 import { NATIVE_WAITER, waiterKind } from '../../src/core/os/native-spawn.js';
 import { PERL } from '../../src/core/os/perl.js';
 import { packageRoot } from '../../src/core/os/package-root.js';
@@ -60,7 +61,7 @@ export function waiterCommand(w: WaiterProgram): { binds: string[]; command: str
  * PROGRAM SOCKET PRCTL`), as pid 1 of the walls (`--as-pid-1`):
  *
  * - On descriptor 3 (a socket pair with the helper, close-on-exec) it writes `R` and waits for the
- *   helper's `G` (WAITER_READY in src/core/os/bwrap.ts: the helper was alive after bwrap set its
+ *   helper's `G` (WAITER_GO in src/core/os/bwrap.ts: the helper was alive after bwrap set its
  *   parent-death signal), then reads PREFORK requests, `P TOKEN \n` (TOKEN 32 hex digits, no
  *   space), until the helper closes its end, when it exits and the kernel ends the namespace.
  * - For each it forks a run's reaper, which makes itself a subreaper (PR_SET_CHILD_SUBREAPER) and

@@ -1,4 +1,5 @@
-// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
+// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers
+// (what it checks of each call: docs/protocol-mcp.md).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,

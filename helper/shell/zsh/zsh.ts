@@ -1,8 +1,5 @@
-// zsh's channel: two FIFOs the shell's zle -F widget reads and answers.
-// Q NONCE -> K NONCE (snapshot written) | B NONCE REASON; in ask mode the shell answers
-// A NONCE SECONDS at once, the helper sends P NONCE DETAILS, and the person's key comes back as
-// K NONCE y|a|always (snapshot written) or D NONCE denied|approval_timeout; W NONCE withdraws a
-// question. M ask|auto SANDBOX reports the shell's modes at a prompt. N TEXT draws a notice; X revokes.
+// zsh's channel: two FIFOs the shell's zle -F widget reads and answers, so the line editor itself
+// says whether the line is idle and empty. The lines each side sends: docs/protocol-zsh.md.
 import { constants, openSync } from 'node:fs';
 import { writeWhole } from '../../../src/core/enrollment/record.js';
 import { Socket } from 'node:net';

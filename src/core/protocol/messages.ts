@@ -1,4 +1,5 @@
-// The broker-helper protocol: message types, and validation against schemas/wire/*.json.
+// The broker-helper protocol: message types, and validation against schemas/wire/*.json
+// (who sends what, in what order: docs/protocol-helper.md).
 import type * as WireValidators from '../../../generated/wire-validators.cjs';
 import { loadGenerated } from './generated.js';
 import type { Binding, HeldAuthFields } from './token.js';
@@ -168,7 +169,7 @@ export type Reply =
   | { type: 'watching'; pane_id: string; found?: boolean }
   | WatchEvent;
 
-/** What the approval was of a run that started (helper/shell/channel.ts Approval). */
+/** What the approval was of a run that started (helper/shell/shell.ts, Approval). */
 export type WatchApproval = 'auto' | 'yes' | 'always' | 'remembered';
 
 /** One event of the watch feed (helper/watch/events.ts builds them; times in ms since the epoch). */

@@ -2,11 +2,11 @@
 // is asked for its own (dead ones are cleaned up on the way, their runs stopped); a helper that
 // does not answer (listed unresponsive, or silent within its take-by time) is named with why,
 // its runs unknown, rather than left out.
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { HeldRunInfo, InputMode } from '../protocol/messages.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import type { HeldRunInfo, InputMode } from '../core/protocol/messages.js';
 import { askOver, connectHelper } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
-import { HELPER_TAKE_MS } from '../protocol/limits.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 import { TAKE_WAIT_MS, takeBy } from './helper-watch.js';
 import { noteSilent, silenceWhy } from './unresponsive.js';
 import { helperAlive } from './orphans.js';

@@ -5,10 +5,10 @@
 // will be. Once taken, a helper that owes a frame (a pending reply at wait_ms) or has been quiet
 // for HELPER_TAKE_MS is checked: stopped (/proc) at once, else a ping on a link of its own that
 // must be answered within HELPER_TAKE_MS. docs/tools.md ("A helper that does not answer").
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { HELPER_TAKE_GRACE_MS, HELPER_TAKE_MS } from '../protocol/limits.js';
-import { monotonicMs } from '../protocol/trace.js';
-import { procStat } from '../os/proc.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { HELPER_TAKE_GRACE_MS, HELPER_TAKE_MS } from '../core/protocol/limits.js';
+import { monotonicMs } from '../core/protocol/trace.js';
+import { procStat } from '../core/os/proc.js';
 import { ping } from './helper-client.js';
 import { noteAnswered, noteSilent, silenceWhy, stoppedWhy } from './unresponsive.js';
 

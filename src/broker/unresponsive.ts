@@ -3,9 +3,9 @@
 // silent (it took no request, or answered no ping, within HELPER_TAKE_MS: hung, or starved). A
 // helper noted silent is pinged again every HELPER_TAKE_MS in the background until it answers (the
 // note is then dropped) or is gone, so a listing never waits on a helper. docs/tools.md.
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { HELPER_TAKE_MS } from '../protocol/limits.js';
-import { procStat, type ProcStat } from '../os/proc.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
+import { procStat, type ProcStat } from '../core/os/proc.js';
 import { askOver, connectHelper } from './helper-client.js';
 
 /** Helpers found silent, by enrollment: the helper process and since when. */

@@ -14,7 +14,13 @@ export async function shellFor(name: string, place: ShellPlace): Promise<Shell |
       return (await import('./bash.js')).bashShell(place);
     case 'fish': {
       const { SignalShell } = await import('./signal.js');
-      return new SignalShell('fish', place, { notices: true, asks: false, cachesPrompt: true, readsEarly: true });
+      return new SignalShell('fish', place, {
+        notices: true,
+        asks: false,
+        cachesPrompt: true,
+        readsEarly: true,
+        wakeSignal: 'SIGURG',
+      });
     }
     default:
       return undefined;

@@ -1,7 +1,8 @@
 // The signal-woken channel: how the helper talks to a shell that has no descriptor handler in its
 // line editor (bash, fish). The helper leaves a message in a file and sends the shell SIGWINCH
-// (ignored by default, so a shell with no handler yet, or any more, is never harmed); the shell's
-// handler reads the file and answers in another file. Nothing is a FIFO and the shell holds no
+// (bash) or SIGURG (fish: signal-traits.ts, wakeSignal), both ignored by default, so a shell with
+// no handler yet, or any more, is never harmed; the shell's handler reads the file and answers in
+// another file. Below, "SIGWINCH" is that wake signal. Nothing is a FIFO and the shell holds no
 // descriptor of the channel between prompts (bash cannot set close-on-exec): each access is
 // open, read or write, close.
 //
@@ -106,7 +107,7 @@ import { DETAILS_REWAKES, wakeAgain } from './rewake.js';
 import type { SignalShellTraits } from './signal-traits.js';
 import type { ApproveMode, AskOptions, AskResult, EditorCheck, Shell, ShellName, ShellPlace } from './shell.js';
 
-/** A shell woken by SIGWINCH, talking through files (the protocol above). */
+/** A shell woken by a signal (SIGWINCH; fish SIGURG), talking through files (the protocol above). */
 export class SignalShell extends LineShell implements Shell {
   readonly editorCheck: EditorCheck;
   readonly editorCheckReason: string | undefined;
@@ -308,7 +309,7 @@ export class SignalShell extends LineShell implements Shell {
     this.endWaits();
   }
 
-  /** Rewrites BASE.msg from what is to be said; `wake` sends the shell SIGWINCH after. */
+  /** Rewrites BASE.msg from what is to be said; `wake` sends the shell its wake signal after. */
   private flush(wake: boolean): void {
     const lines = [this.status, ...this.request, this.notice, this.said].filter((l): l is string => l !== undefined);
     try {
@@ -320,7 +321,7 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   private wake(): void {
-    wakeShell(this.place.shellPid);
+    wakeShell(this.place.shellPid, this.traits.wakeSignal);
   }
 
   /** Reads BASE.ans; hands a complete answer not handed on yet to the waiting request. */

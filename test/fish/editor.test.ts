@@ -99,7 +99,13 @@ describe('the line in a fish pane', () => {
     await finish(' this', '$ echo keep this', 'keep this');
     expect(ok(await fx.run('echo run')).stdout.data).toBe('run\n');
     // The two resizes reached the person's own handler; the runs' wakes (SIGURG) do not.
-    const resized = Number(await fx.pane.run('echo $winches'));
+    // (tmux may resize the pane's terminal a moment after resize-window: the count settles first.)
+    let resized = Number(await fx.pane.run('echo $winches'));
+    for (let last = -1; last !== resized;) {
+      last = resized;
+      await new Promise((r) => setTimeout(r, 500));
+      resized = Number(await fx.pane.run('echo $winches'));
+    }
     expect(resized).toBeGreaterThanOrEqual(before + 1);
     for (let i = 0; i < 5; i++) expect(ok(await fx.run('true')).completion).toMatchObject({ exit_status: 0 });
     expect(Number(await fx.pane.run('echo $winches'))).toBe(resized);

@@ -15,7 +15,7 @@ import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/r
 import { BUILD_ID } from '../core/protocol/build.js';
 import { runTool as runToolCall, type Progress, type RunContext } from '../broker/run-tool.js';
 import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
-import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
+import { heldRunListing, type RunListing, type UnansweredPane } from '../broker/held-runs.js';
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
 import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
@@ -228,10 +228,18 @@ function outputResult(r: OutputResult, log: (m: string) => void): CallToolResult
   return { content: [{ type: 'text', text: renderOutput(r) }], structuredContent: r, isError: !r.ok };
 }
 
-/** The text of a tmux_runs result: one line per held run, that a person reads as a sentence. */
-export function renderRuns(runs: RunListing[]): string {
+/** The text of a tmux_runs result: one line per held run, that a person reads as a sentence; then the panes that did not answer. */
+export function renderRuns(runs: RunListing[], unanswered: UnansweredPane[] = []): string {
+  const silent = unanswered.map((u) =>
+    escapeControls(
+      `pane ${u.pane_id} (generation ${u.generation}): its runs are unknown: ${u.reason}; calls to it are refused helper_unreachable until it answers`,
+    ),
+  );
   if (runs.length === 0)
-    return 'No run is held. Runs started with tmux_run_start are listed here until their results are dropped.';
+    return [
+      `No run is held${silent.length > 0 ? ' by the panes whose helpers answered' : ''}. Runs started with tmux_run_start are listed here until their results are dropped.`,
+      ...silent,
+    ].join('\n');
   const outcome = (o: NonNullable<RunListing['outcome']>): string =>
     o.ok ? (o.exit_status !== null ? `exit ${o.exit_status}` : `signal ${o.signal}`) : (o.code ?? 'failed');
   return runs
@@ -240,6 +248,7 @@ export function renderRuns(runs: RunListing[]): string {
         `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.input !== 'closed' ? `, input ${r.input} (${r.input_bytes} bytes given${r.attached ? ', the person has taken it over' : ''})` : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
       ),
     )
+    .concat(silent)
     .join('\n');
 }
 
@@ -251,13 +260,14 @@ async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolRe
       isError: true,
     };
   let runs: RunListing[];
+  let unanswered: UnansweredPane[] = [];
   try {
-    runs = await listHeldRuns(o.dir, { by: 'broker', audit: o.audit });
+    ({ runs, unanswered } = await heldRunListing(o.dir, { by: 'broker', audit: o.audit }));
   } catch (e) {
     if (e instanceof RegistryDirError && e.reason === 'missing') runs = [];
     else return { content: [{ type: 'text', text: `tmux_runs failed: ${(e as Error).message}` }], isError: true };
   }
-  const structured = { runs };
+  const structured = { runs, ...(unanswered.length > 0 ? { unanswered } : {}) };
   const out = validateRunsOutput(structured);
   if (!out.ok) {
     o.log(`internal error: the run listing does not match its schema (${out.message})`);
@@ -266,7 +276,7 @@ async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolRe
       isError: true,
     };
   }
-  const text = renderRuns(runs);
+  const text = renderRuns(runs, unanswered);
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
@@ -309,7 +319,7 @@ export function renderPanes(panes: PaneListing[], outdated: ReadonlySet<string> 
   return panes
     .map((p) =>
       escapeControls(
-        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}`,
+        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}${p.helper_problem ? ` (${p.helper_problem}; calls are refused helper_unreachable until it answers)` : ''}`,
       ),
     )
     .join('\n');

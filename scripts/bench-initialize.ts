@@ -1,0 +1,97 @@
+// How long tmux-run-mcp takes to answer `initialize`, beside a bare Node that answers one line:
+// every client session starts the server, and clients start their servers at launch (issue 42).
+// Both are spawned alternately, each sent an `initialize` request at once, and timed from the
+// spawn to the first line on stdout. Run alone for an A/B of builds side by side:
+//   npx tsx scripts/bench-initialize.ts [rounds] [bin/tmux-run-mcp.js ...]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { now, stats, type Stats } from './bench-common.js';
+
+/** The target: the server's answer within this many times a bare Node's. */
+export const INITIALIZE_RATIO_TARGET = 1.5;
+
+const INITIALIZE = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } },
+})}\n`;
+
+/** A Node that answers the first line it reads with one line: the floor of any stdio server. */
+const BARE_NODE = [
+  '-e',
+  `process.stdin.once('data', () => process.stdout.write('{"jsonrpc":"2.0","id":0,"result":{}}\\n', () => process.exit(0)));`,
+];
+
+export const SERVER_BIN = fileURLToPath(new URL('../bin/tmux-run-mcp.js', import.meta.url));
+
+/** Spawn to the first line on stdout, in ms; the process is ended once it answered. */
+function answerMs(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((done, fail) => {
+    const t0 = now();
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env });
+    let out = '';
+    let ms: number | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ms === undefined && out.includes('\n')) {
+        ms = now() - t0;
+        if (!out.startsWith('{"') || !out.includes('"id":0')) fail(new Error(`not an answer: ${out.slice(0, 200)}`));
+        child.stdin.end();
+      }
+    });
+    child.once('error', fail);
+    child.once('exit', (code) => (ms === undefined ? fail(new Error(`exited (${code}) without answering`)) : done(ms)));
+    child.stdin.on('error', () => {});
+    child.stdin.write(INITIALIZE);
+  });
+}
+
+export interface InitializeFigures {
+  bare_node_ms: Stats;
+  /** One entry per server binary measured, in the order given. */
+  servers: Array<{ bin: string; ms: Stats; ratio: number }>;
+}
+
+/** `rounds` rounds, each a bare Node then each server in turn (one after the other, not at once). */
+export async function initializeCost(rounds: number, bins: string[] = [SERVER_BIN]): Promise<InitializeFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'tmux-run-bench-init-'));
+  const env = { ...process.env, TMUX_RUN_DIR: join(dir, 'registry'), XDG_STATE_HOME: join(dir, 'state') };
+  try {
+    const bare: number[] = [];
+    const servers = bins.map(() => [] as number[]);
+    // One of each first, not counted: the files are then in the page cache for all.
+    await answerMs(BARE_NODE, env);
+    for (const bin of bins) await answerMs([bin], env);
+    for (let i = 0; i < rounds; i++) {
+      bare.push(await answerMs(BARE_NODE, env));
+      for (const [k, bin] of bins.entries()) servers[k]!.push(await answerMs([bin], env));
+    }
+    const bareStats = stats(bare);
+    return {
+      bare_node_ms: bareStats,
+      servers: bins.map((bin, k) => {
+        const ms = stats(servers[k]!);
+        return { bin, ms, ratio: ms.median / bareStats.median };
+      }),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const rounds = Number(process.argv[2] ?? 12);
+  const bins = process.argv.slice(3).map((b) => resolve(b));
+  const f = await initializeCost(rounds, bins.length > 0 ? bins : [SERVER_BIN]);
+  const row = (name: string, s: Stats, extra = ''): string =>
+    `${name}: median ${s.median.toFixed(1)} ms, p90 ${s.p90.toFixed(1)}, min ${s.min.toFixed(1)}, n ${s.n}${extra}`;
+  process.stdout.write(`${row('bare node', f.bare_node_ms)}\n`);
+  for (const s of f.servers)
+    process.stdout.write(
+      `${row(s.bin, s.ms, `; ${s.ratio.toFixed(2)}x bare node (target ${INITIALIZE_RATIO_TARGET}x: ${s.ratio <= INITIALIZE_RATIO_TARGET ? 'pass' : 'MISS'})`)}\n`,
+    );
+}

@@ -32,14 +32,14 @@ const BUNDLES = {
     entry: join(dist, 'helper', 'bundle-entry.js'),
     module: join(dist, 'helper', 'bundle.js'),
     flags: async () => (await import('./helper-flags.mjs')).helperFlags(),
-    generated: ['wire-validators', 'build-id'],
+    generated: ['wire-validators', 'build-id', 'msgpackr'],
   },
   server: {
     entry: join(dist, 'src', 'mcp', 'bundle-entry.js'),
     module: join(dist, 'src', 'mcp', 'bundle.js'),
     flags: async () => [],
     // Not the contract's validators: loaded at a call's first check, not at start.
-    generated: ['wire-validators', 'build-id', 'lean-schemas'],
+    generated: ['wire-validators', 'build-id', 'lean-schemas', 'msgpackr'],
   },
   // What bin/tmux-run-mcp.js requires: src/mcp/main.ts (the arguments, then the server's bundle
   // or, without it, its modules), CommonJS, so that Node starts no ES module loader. No cache: small.
@@ -150,6 +150,8 @@ for (const [name, b] of Object.entries(BUNDLES)) {
   } catch (e) {
     rmSync(CODE_CACHE_PATH, { force: true });
     const why = e.code ?? (e.status != null ? `status ${e.status}` : e.message);
-    process.stderr.write(`build-helper: no code cache for the ${name} (${why}); it compiles its bundle at each start\n`);
+    process.stderr.write(
+      `build-helper: no code cache for the ${name} (${why}); it compiles its bundle at each start\n`,
+    );
   }
 }

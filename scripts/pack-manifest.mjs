@@ -15,7 +15,8 @@ const kept = join(root, '.package.json.before-pack');
 
 const mode = process.argv[2];
 if (mode === 'strip') {
-  if (existsSync(kept)) throw new Error(`${kept} exists: a pack that did not finish? Put it back as package.json first`);
+  if (existsSync(kept))
+    throw new Error(`${kept} exists: a pack that did not finish? Put it back as package.json first`);
   const text = readFileSync(manifest, 'utf8');
   const pkg = JSON.parse(text);
   delete pkg.scripts.prepare;

@@ -75,5 +75,6 @@ export async function warmUp(): Promise<void> {
   await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
   await server.close();
   const listed = answers.find((a) => 'id' in a && a.id === 2);
-  if (!listed || !('result' in listed)) throw new Error(`warm-up: tools/list was not answered: ${JSON.stringify(answers)}`);
+  if (!listed || !('result' in listed))
+    throw new Error(`warm-up: tools/list was not answered: ${JSON.stringify(answers)}`);
 }

@@ -2,11 +2,7 @@
 // What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
 // with it the broker, at the first call: clients start their servers at launch (issue 42).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
@@ -65,10 +61,8 @@ export function createServer(o: ServerOptions): McpServer {
   );
   const server = mcp.server;
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o) }));
-  server.setRequestHandler(
-    CallAnyArgumentsSchema,
-    async (request, extra): Promise<CallToolResult> =>
-      (await import('./calls.js')).callTool(o, request.params, extra, server.getClientVersion()),
+  server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> =>
+    (await import('./calls.js')).callTool(o, request.params, extra, server.getClientVersion()),
   );
   return mcp;
 }

@@ -95,3 +95,21 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       `${row(s.bin, s.ms, `; ${s.ratio.toFixed(2)}x bare node (target ${INITIALIZE_RATIO_TARGET}x: ${s.ratio <= INITIALIZE_RATIO_TARGET ? 'pass' : 'MISS'})`)}\n`,
     );
 }
+
+/** The report's target row: the server's answer within INITIALIZE_RATIO_TARGET times a bare Node's. */
+export function initializeTargets(m: {
+  initialize?: InitializeFigures;
+}): Array<{ name: string; target: string; value: number; pass: boolean; show: string }> {
+  const f = m.initialize;
+  const s = f?.servers[0];
+  if (!f || !s) return [];
+  return [
+    {
+      name: 'initialize vs bare node (tmux-run-mcp answering initialize / a bare Node answering one line, medians, alternating)',
+      target: `<= ${INITIALIZE_RATIO_TARGET}x`,
+      value: s.ratio,
+      pass: s.ratio <= INITIALIZE_RATIO_TARGET,
+      show: `${s.ratio.toFixed(2)}x (${s.ms.median.toFixed(0)} / ${f.bare_node_ms.median.toFixed(0)} ms)`,
+    },
+  ];
+}

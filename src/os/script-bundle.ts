@@ -5,11 +5,12 @@
 // Code is taken from either only when it is safe to, the rule bash's builtin follows
 // (shell/tmux-run.bash): the file and its directory real ones (no symlink), the person's or
 // root's, writable by nobody else, and of this build (the bundle's first line names the build
-// id; the cache names the bundle's digest, this Node and these flags, which V8 does not check
-// itself beyond its own version and flags and the source's length). Otherwise (missing, unsafe,
+// id; the cache holds the bundle's very text, this Node and these flags, which V8 does not check
+// itself beyond its own version and flags and the source's length: compared byte for byte, which
+// costs a start a fraction of a millisecond where a digest cost it node:crypto's load and the
+// hash, some 8 ms of CPU for the server's bundle). Otherwise (missing, unsafe,
 // stale, or TMUX_RUN_BUNDLE=off) the caller loads from its modules, the same code; a cache that is
 // missing or of another Node or flags is only not used.
-import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -30,16 +31,18 @@ export const MODULE_URL_FUNCTION = '__tmuxRunModuleUrl';
 /** The bundle's exports, or undefined (said why through `log`): load from the modules. */
 export function loadScriptBundle<T>(b: ScriptBundle, log: (message: string) => void): T | undefined {
   if (process.env.TMUX_RUN_BUNDLE === 'off') return undefined;
+  let bytes: Buffer;
   let source: string;
   try {
-    source = trustedFile(b.path).toString('utf8');
+    bytes = trustedFile(b.path);
+    source = bytes.toString('utf8');
     if (!source.startsWith(b.header)) throw new Error(`${b.path} is of another build`);
   } catch (e) {
     log(`loading ${b.name} from its modules: ${(e as Error).message}; run 'npm run build'`);
     return undefined;
   }
   try {
-    return evaluate<T>(b, compile(b, source, cachedData(b, source, log))).exports;
+    return evaluate<T>(b, compile(b, source, cachedData(b, bytes, log))).exports;
   } catch (e) {
     // A bundle's top level only defines: the modules, the same code, would say the same if it is
     // theirs, and start if it is the bundle's.
@@ -53,10 +56,10 @@ export function loadScriptBundle<T>(b: ScriptBundle, log: (message: string) => v
  * a first call run), so that what they compile is in it.
  */
 export async function makeScriptBundleCache<T>(b: ScriptBundle, warm: (exports: T) => unknown): Promise<Buffer> {
-  const source = readFileSync(b.path, 'utf8');
-  const script = compile(b, source, undefined);
+  const bytes = readFileSync(b.path);
+  const script = compile(b, bytes.toString('utf8'), undefined);
   await warm(evaluate<T>(b, script).exports);
-  return Buffer.concat([cacheKey(source), script.createCachedData()]);
+  return Buffer.concat([cacheKey(bytes), bytes, script.createCachedData()]);
 }
 
 /** The bundle as CommonJS would wrap it, compiled as one script (with its cache when given). */
@@ -79,16 +82,13 @@ function evaluate<T>(b: ScriptBundle, script: Script): { exports: T } {
   return module;
 }
 
-/** What a cache is for: this bundle, this Node, these flags. */
-function cacheKey(source: string): Buffer {
-  return createHash('sha256')
-    .update(source)
-    .update(`\0${process.version}\0${process.arch}\0${process.execArgv.join(' ')}`)
-    .digest();
+/** What a cache is for, before the bundle's text it holds: the text's length, this Node, these flags. */
+function cacheKey(bytes: Buffer): Buffer {
+  return Buffer.from(`${bytes.length}\0${process.version}\0${process.arch}\0${process.execArgv.join(' ')}\0`);
 }
 
-/** The cache's code when it is a safe file made for this bundle, Node and flags. */
-function cachedData(b: ScriptBundle, source: string, log: (message: string) => void): Buffer | undefined {
+/** The cache's code when it is a safe file made for this bundle (`bytes`), Node and flags. */
+function cachedData(b: ScriptBundle, bytes: Buffer, log: (message: string) => void): Buffer | undefined {
   let file: Buffer;
   try {
     file = trustedFile(b.cachePath);
@@ -96,8 +96,11 @@ function cachedData(b: ScriptBundle, source: string, log: (message: string) => v
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') log(`not using the code cache: ${(e as Error).message}`);
     return undefined;
   }
-  const key = cacheKey(source);
-  return file.length > key.length && file.subarray(0, key.length).equals(key) ? file.subarray(key.length) : undefined;
+  const key = cacheKey(bytes);
+  const code = key.length + bytes.length;
+  return file.length > code && file.subarray(0, key.length).equals(key) && file.subarray(key.length, code).equals(bytes)
+    ? file.subarray(code)
+    : undefined;
 }
 
 /**

@@ -153,6 +153,8 @@ function figureLines(m: Metrics): string[] {
       ? ([
           ['a bare Node: spawn to its answer to one line (ms)', m.initialize.bare_node_ms, 1],
           ['tmux-run-mcp: spawn to its answer to initialize, alternating with it (ms)', m.initialize.servers[0]!.ms, 1],
+          ['a bare Node answering one line: its CPU (ms)', m.initialize.bare_node_cpu_ms, 0],
+          ['tmux-run-mcp answering initialize: its CPU (ms)', m.initialize.servers[0]!.cpu_ms, 0],
         ] as Array<[string, Stats, number]>)
       : []),
   ];

@@ -40,6 +40,7 @@ const BUNDLES = {
     flags: async () => [],
     // Not the contract's validators: loaded at a call's first check, not at start.
     generated: ['wire-validators', 'build-id', 'lean-schemas', 'msgpackr'],
+    zodEnglishOnly: true,
   },
   // What bin/tmux-run-mcp.js requires: src/mcp/main.ts (the arguments, then the server's bundle
   // or, without it, its modules), CommonJS, so that Node starts no ES module loader. No cache: small.
@@ -109,6 +110,25 @@ const externals = (paths) => ({
     );
   },
 });
+// zod's `locales` namespace with English alone (the locale zod sets itself, which is all that the
+// MCP SDK and tmux-run use): its forty-odd other locales were over a quarter of the server's
+// bundle, read, compiled and run at every start. zod's own package is untouched; only what the
+// bundle holds of it.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|mini|core)$/.test(args.resolveDir)
+        ? { path: join(args.resolveDir, '..', 'locales', 'index.js'), namespace: 'zod-english-only' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: `export { default as en } from './en.js';\n`,
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
 const generatedLoader = (text, generated) => {
   const renamed = text.replace('export function loadGenerated(', 'function loadGeneratedFile(');
   if (renamed === text) throw new Error('build-helper: src/protocol/generated.ts no longer exports loadGenerated');
@@ -129,7 +149,11 @@ for (const [name, b] of Object.entries(BUNDLES)) {
     target: 'node20',
     // Whitespace only (names kept): the helper holds the source of its code in memory.
     minifyWhitespace: true,
-    plugins: [moduleUrl(MODULE_URL_FUNCTION, b.generated), externals(b.external ?? {})],
+    plugins: [
+      moduleUrl(MODULE_URL_FUNCTION, b.generated),
+      externals(b.external ?? {}),
+      ...(b.zodEnglishOnly ? [zodEnglishOnly] : []),
+    ],
     logLevel: 'warning',
     banner: {
       js:

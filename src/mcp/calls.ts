@@ -1,7 +1,10 @@
 // A tools/call, once src/mcp/server.ts has taken it: the tools that list (tmux_enrolled_panes,
 // tmux_runs) and tmux_run with the long-run tools, each result checked against its output schema.
 // Loaded at the first call (the broker with it), not at the server's start.
-import { ErrorCode, McpError, type CallToolResult, type Implementation } from '@modelcontextprotocol/sdk/types.js';
+// Types only from the MCP SDK: a value import would make the bundle (scripts/build-helper.mjs) wrap
+// the SDK and zod in lazy inits, which slowed the server's start (src/mcp/server.ts throws the
+// protocol's errors).
+import type { CallToolResult, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { RegistryDirError } from '../enrollment/layout.js';
 import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
 import { BUILD_ID } from '../protocol/build.js';
@@ -25,7 +28,6 @@ import {
   CANCEL_TOOL,
   INPUT_TOOL,
   LONG_RUN_TOOLS,
-  OPT_IN_TOOLS,
   OUTPUT_TOOL,
   PANES_TOOL,
   RUN_TOOL,
@@ -62,14 +64,14 @@ function progressFor(token: string | number | undefined, extra: Extra): ((p: Pro
 
 /**
  * One tools/call: `params` as the SDK parsed them (`arguments` may be anything), `client` what
- * the client gave in initialize.
+ * the client gave in initialize; undefined for a tool this server does not know.
  */
 export async function callTool(
   o: ServerOptions,
   params: { name: string; arguments?: unknown; _meta?: { progressToken?: string | number } },
   extra: Extra,
   client: Implementation | undefined,
-): Promise<CallToolResult> {
+): Promise<CallToolResult | undefined> {
   const { name, arguments: args } = params;
   if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
   if (name === RUN_TOOL || LONG_RUN_TOOLS.has(name)) {
@@ -83,11 +85,9 @@ export async function callTool(
       // Who asked: the name and version the client gave in initialize (a label, not an identity).
       client: clientLabel(client),
     };
-    const result = await runToolsCall(o, name, args ?? {}, ctx, extra);
-    if (result) return result;
+    return runToolsCall(o, name, args ?? {}, ctx, extra);
   }
-  const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
-  throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
+  return undefined;
 }
 
 /** A run tool called on a server that does not offer them: refused tool_not_enabled. */

@@ -2,12 +2,18 @@
 // What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
 // with it the broker, at the first call: clients start their servers at launch (issue 42).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
 import type { AuditLog } from '../audit/audit-log.js';
-import { RUN_TOOL } from './names.js';
+import { OPT_IN_TOOLS, RUN_TOOL } from './names.js';
 import {
   cancelTool,
   inputTool,
@@ -61,9 +67,14 @@ export function createServer(o: ServerOptions): McpServer {
   );
   const server = mcp.server;
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o) }));
-  server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> =>
-    (await import('./calls.js')).callTool(o, request.params, extra, server.getClientVersion()),
-  );
+  server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> => {
+    const { callTool } = await import('./calls.js');
+    const result = await callTool(o, request.params, extra, server.getClientVersion());
+    if (result) return result;
+    const { name } = request.params;
+    const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
+    throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
+  });
   return mcp;
 }
 

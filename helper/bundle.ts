@@ -3,15 +3,15 @@
 // everything it imports in one script, so that a start reads and compiles one file instead of
 // resolving and loading some sixty modules (most of a start's cost beyond Node's own, see
 // docs/light.md), and takes its compiled code from the cache rather than compiling it. When it
-// is trusted and what else it checks: src/os/script-bundle.ts. Otherwise (missing, unsafe, stale,
+// is trusted and what else it checks: src/core/os/script-bundle.ts. Otherwise (missing, unsafe, stale,
 // or TMUX_RUN_BUNDLE=off in the shell) the helper loads from its modules, the same code, and its
 // log says why.
 import { fileURLToPath } from 'node:url';
-import { BUILD_ID } from '../src/protocol/build.js';
-import { loadScriptBundle, makeScriptBundleCache, type ScriptBundle } from '../src/os/script-bundle.js';
-import { log } from './log.js';
+import { BUILD_ID } from '../src/core/protocol/build.js';
+import { loadScriptBundle, makeScriptBundleCache, type ScriptBundle } from '../src/core/os/script-bundle.js';
+import { log } from './log/log.js';
 
-export { MODULE_URL_FUNCTION } from '../src/os/script-bundle.js';
+export { MODULE_URL_FUNCTION } from '../src/core/os/script-bundle.js';
 
 /** What helper/helper.ts exports, from the bundle (helper/bundle-entry.ts) or from its module. */
 export interface HelperModule {

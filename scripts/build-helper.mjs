@@ -24,7 +24,7 @@ const dist = join(root, 'dist');
 
 /**
  * Each bundle: its entry, the module that knows its paths (and makes its cache), the node flags it
- * starts under, and the generated modules (src/protocol/generated.ts requires them at run time)
+ * starts under, and the generated modules (src/core/protocol/generated.ts requires them at run time)
  * bundled too so that their code comes from the cache; any other still loads from its file.
  */
 const BUNDLES = {
@@ -94,7 +94,7 @@ const moduleUrl = (MODULE_URL_FUNCTION, generated) => ({
       const file = relative(dist, args.path);
       const own = text.replaceAll('import.meta.url', `${MODULE_URL_FUNCTION}(${JSON.stringify(file)})`);
       return {
-        contents: file === join('src', 'protocol', 'generated.js') ? generatedLoader(own, generated) : own,
+        contents: file === join('src', 'core', 'protocol', 'generated.js') ? generatedLoader(own, generated) : own,
         loader: 'js',
       };
     });
@@ -131,9 +131,9 @@ const zodEnglishOnly = {
 };
 const generatedLoader = (text, generated) => {
   const renamed = text.replace('export function loadGenerated(', 'function loadGeneratedFile(');
-  if (renamed === text) throw new Error('build-helper: src/protocol/generated.ts no longer exports loadGenerated');
+  if (renamed === text) throw new Error('build-helper: src/core/protocol/generated.ts no longer exports loadGenerated');
   const id = (n) => `generated_${n.replace(/-/g, '_')}`;
-  const imports = generated.map((n) => `import * as ${id(n)} from '../../generated/${n}.cjs';`);
+  const imports = generated.map((n) => `import * as ${id(n)} from '../../../generated/${n}.cjs';`);
   const cases = generated.map((n) => `    case '${n}': return ${id(n)};`);
   return `${imports.join('\n')}\n${renamed}\nexport function loadGenerated(name) {\n  switch (name) {\n${cases.join('\n')}\n    default: return loadGeneratedFile(name);\n  }\n}\n`;
 };

@@ -1,6 +1,6 @@
 // Copies msgpackr's plain JavaScript build (node_modules/msgpackr/dist/index.js: its Packr and
 // Unpackr, the same code 'msgpackr/pack' resolves to under Node) into generated/msgpackr.cjs and
-// dist/generated/msgpackr.cjs, where src/protocol/framing.ts loads it. So msgpackr is a build-time
+// dist/generated/msgpackr.cjs, where src/core/protocol/framing.ts loads it. So msgpackr is a build-time
 // dependency only, and an install of tmux-run does not fetch msgpackr-extract (msgpackr's optional
 // native addon, which tmux-run never loads) nor meet its install script (docs/development.md#install-scripts).
 // Run by `npm run build` after scripts/build-validators.mjs (which makes both directories).

@@ -3,14 +3,14 @@
 // src/mcp/serve.ts and everything a start imports (the MCP SDK, zod, the broker) in one script,
 // so that tmux-run-mcp answers `initialize` soon after Node's own start (every client session
 // starts the server, and clients start their servers at launch; figures: `npm run bench`,
-// scripts/bench-initialize.ts). When it is trusted: src/os/script-bundle.ts. Otherwise the
+// scripts/bench/bench-initialize.ts). When it is trusted: src/core/os/script-bundle.ts. Otherwise the
 // server loads from its modules, the same code, and says why on stderr.
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
-import { BUILD_ID } from '../protocol/build.js';
-import { loadScriptBundle, makeScriptBundleCache, type ScriptBundle } from '../os/script-bundle.js';
+import { BUILD_ID } from '../core/protocol/build.js';
+import { loadScriptBundle, makeScriptBundleCache, type ScriptBundle } from '../core/os/script-bundle.js';
 
-export { MODULE_URL_FUNCTION } from '../os/script-bundle.js';
+export { MODULE_URL_FUNCTION } from '../core/os/script-bundle.js';
 
 /** What src/mcp/serve.ts exports, from the bundle (src/mcp/bundle-entry.ts) or from its module. */
 export interface ServeModule {

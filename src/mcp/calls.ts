@@ -5,16 +5,16 @@
 // the SDK and zod in lazy inits, which slowed the server's start (src/mcp/server.ts throws the
 // protocol's errors).
 import type { CallToolResult, Implementation } from '@modelcontextprotocol/sdk/types.js';
-import { RegistryDirError } from '../enrollment/layout.js';
+import { RegistryDirError } from '../core/enrollment/layout.js';
 import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
-import { BUILD_ID } from '../protocol/build.js';
+import { BUILD_ID } from '../core/protocol/build.js';
 import { runTool as runToolCall, type Progress, type RunContext } from '../broker/run-tool.js';
 import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
 import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
 import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
-import { clientLabel } from '../protocol/client.js';
+import { clientLabel } from '../core/protocol/client.js';
 import {
   validateLongOutput,
   validateOutputOutput,

@@ -5,7 +5,7 @@
 // scripts/build-helper.mjs) when there is one: Node then starts no ES module loader (about 15% of
 // a bare Node's start); else this module.
 import { OPT_IN_TOOLS } from './names.js';
-import { packageVersion } from '../os/package-root.js';
+import { packageVersion } from '../core/os/package-root.js';
 import { loadBundled, setServerFlags } from './bundle.js';
 
 setServerFlags();

@@ -5,9 +5,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { resolveRegistryDir } from '../enrollment/layout.js';
-import { AuditLog, auditPath } from '../audit/audit-log.js';
-import { packageVersion } from '../os/package-root.js';
+import { resolveRegistryDir } from '../core/enrollment/layout.js';
+import { AuditLog, auditPath } from '../core/audit/audit-log.js';
+import { packageVersion } from '../core/os/package-root.js';
 import { RUN_TOOL } from './names.js';
 import { createServer } from './server.js';
 

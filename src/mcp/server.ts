@@ -1,6 +1,7 @@
 // The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
 // What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
-// with it the broker, at the first call: clients start their servers at launch (issue 42).
+// with it the broker, at the first call: clients start their servers at launch (issue 42). What it
+// checks of each call: docs/protocol-mcp.md.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
@@ -12,7 +13,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
-import type { AuditLog } from '../audit/audit-log.js';
+import type { AuditLog } from '../core/audit/audit-log.js';
 import { OPT_IN_TOOLS, RUN_TOOL } from './names.js';
 import {
   cancelTool,

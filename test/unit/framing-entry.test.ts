@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/product.js';
+import { ROOT } from '../../lab/product.js';
 
 function underNode(code: string): unknown {
   return JSON.parse(
@@ -23,7 +23,7 @@ const cache = () => Object.keys(createRequire(import.meta.url).cache).filter((k)
 describe('the msgpackr of the framing', () => {
   it('is the copy of msgpackr/dist/index.js in dist/generated, and loads no native addon', () => {
     const r = underNode(`${loaded}
-      await import('./dist/src/protocol/framing.js');
+      await import('./dist/src/core/protocol/framing.js');
       process.stdout.write(JSON.stringify(cache()));`) as string[];
     expect(r).toEqual([join(ROOT, 'dist', 'generated', 'msgpackr.cjs')]);
     const copy = readFileSync(join(ROOT, 'dist', 'generated', 'msgpackr.cjs'), 'utf8');

@@ -37,7 +37,7 @@ import {
   WAIT_TOOL,
 } from './names.js';
 import { inputToolCall, screenToolCall } from './terminal-calls.js';
-import type { Extra, ServerOptions } from './server.js';
+import type { Extra, ServerOptions } from './server-options.js';
 
 /** Progress notifications for a call that carries a progressToken (none otherwise). */
 function progressFor(token: string | number | undefined, extra: Extra): ((p: Progress) => void) | undefined {

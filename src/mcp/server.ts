@@ -13,7 +13,6 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
-import type { AuditLog } from '../core/audit/audit-log.js';
 import { OPT_IN_TOOLS, RUN_TOOL } from './names.js';
 import {
   cancelTool,
@@ -26,19 +25,7 @@ import {
   startTool,
   waitTool,
 } from './tools.js';
-import type { CallTraces } from './call-traces.js';
-
-export type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
-
-export interface ServerOptions {
-  enabled: Set<string>;
-  dir: string;
-  audit: AuditLog;
-  log: (message: string) => void;
-  version: string;
-  /** Trace of each tmux_run call (TMUX_RUN_TRACE); attach it to the transport once connected. */
-  traces?: CallTraces;
-}
+import type { ServerOptions } from './server-options.js';
 
 /**
  * tools/call as the SDK reads it, except that `arguments` may be anything. The SDK's server checks

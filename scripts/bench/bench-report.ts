@@ -8,6 +8,7 @@ import { tmuxBinary, zshBinary } from '../../lab/tmux-command.js';
 import { BIG, IDLE_MS, MID, N, NOTIFY, PROFILE, QUICK, versionOf, type Stats } from './bench-common.js';
 import { enrollCostLines, enrollTargets } from './bench-enroll.js';
 import { fishCostLines } from './bench-fish.js';
+import { fishPromptTargets } from './bench-fish-prompts.js';
 import type { Metrics } from './bench-metrics.js';
 import { shellsCostLines } from './bench-shells.js';
 import type { SpawnPair } from './bench-spawn.js';
@@ -121,6 +122,7 @@ function targetsOf(m: Metrics): Target[] {
       show: `${m.enroll_ms.median.toFixed(0)} ms`,
     },
     ...enrollTargets(m.enroll_cost),
+    ...fishPromptTargets(m.fish_cost.prompts),
     {
       name: 'server start to tools/list',
       target: '< 300 ms',

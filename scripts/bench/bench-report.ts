@@ -20,6 +20,7 @@ import { lightCostLines } from './bench-light.js';
 import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
+import { initializeTargets } from './bench-initialize.js';
 
 const MB = 1024;
 const mb = (k: number | undefined): string => (k === undefined ? '-' : (k / MB).toFixed(1));
@@ -129,6 +130,7 @@ function targetsOf(m: Metrics): Target[] {
       pass: m.server_start_ms.median < 300,
       show: `${m.server_start_ms.median.toFixed(0)} ms`,
     },
+    ...initializeTargets(m),
   ];
 }
 
@@ -149,6 +151,14 @@ function figureLines(m: Metrics): string[] {
     ['enrollment: source to listed (ms)', m.enroll_ms, 0],
     ['node -e "" start to exit (ms)', m.node_start_ms, 0],
     ['tmux-run-mcp start to tools/list (ms)', m.server_start_ms, 0],
+    ...(m.initialize
+      ? ([
+          ['a bare Node: spawn to its answer to one line (ms)', m.initialize.bare_node_ms, 1],
+          ['tmux-run-mcp: spawn to its answer to initialize, alternating with it (ms)', m.initialize.servers[0]!.ms, 1],
+          ['a bare Node answering one line: its CPU (ms)', m.initialize.bare_node_cpu_ms, 0],
+          ['tmux-run-mcp answering initialize: its CPU (ms)', m.initialize.servers[0]!.cpu_ms, 0],
+        ] as Array<[string, Stats, number]>)
+      : []),
   ];
   const lines: string[] = [];
   lines.push(`| measure | median | p90 | n |`, `| --- | ---: | ---: | ---: |`);

@@ -11,7 +11,9 @@
 //              the shell never reads half of it (swapped with the old one in one step; where it
 //              cannot be, the old one moved aside to BASE.old first: for a moment no BASE.msg,
 //              read as nothing new; signal-files.ts says why). Lines, each ended by \n, in order:
-//                R GENERATION ENROLLMENT   the helper is ready (32 hex each), or
+//                R GENERATION ENROLLMENT[ load]
+//                                          the helper is ready (32 hex each; bash: `load` when
+//                                          the builtin passed its checks: the shell loads it), or
 //                E REASON                  enrollment failed (one line of text), or
 //                X                         the enrollment was revoked, or
 //                D                         the helper goes dormant (helper/dormancy.ts) and exits;
@@ -160,7 +162,7 @@ export class SignalShell extends LineShell implements Shell {
   open(): void {}
 
   ready(generation: string, enrollment: string): void {
-    this.status = `R ${generation} ${enrollment}`;
+    this.status = `R ${generation} ${enrollment}${this.traits.readyWord ? ` ${this.traits.readyWord}` : ''}`;
     this.flush(true);
     if (!this.traits.exact) this.probe ??= startProbe(this);
   }

@@ -19,6 +19,7 @@ import { lightCostLines } from './bench-light.js';
 import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
+import { firstPromptLines } from './bench-first-prompt.js';
 
 const MB = 1024;
 const mb = (k: number | undefined): string => (k === undefined ? '-' : (k / MB).toFixed(1));
@@ -41,6 +42,7 @@ export function report(m: Metrics): void {
     ...sandboxLines(m),
     ...(m.walls ? ['', ...wallsBenchLines(m.walls)] : []),
     ...(m.prompt_cost ? promptCostLines(m.prompt_cost) : []),
+    ...(m.first_prompt ? firstPromptLines(m.first_prompt) : []),
     ...(m.watch ? watchCostLines(m.watch) : []),
     ...(m.input ? inputLines(m.input) : []),
     ...(m.light ? lightCostLines(m.light) : []),

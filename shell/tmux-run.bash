@@ -296,8 +296,8 @@ _tmux_run_remove() {
 
 # _tmux_run_hook_prompt add|remove: puts _tmux_run_prompt last in PROMPT_COMMAND (a string, or an
 # array in bash 5.1 and later), or takes it out. Last but before bash-preexec's own last entries
-# (its install string, then __bp_interactive_mode): it arms its preexec there, and any entry run
-# after it would be taken for the person's first command.
+# (its install string, `__bp_install "$_"` after 0.6.0, then __bp_interactive_mode): it arms its
+# preexec there, and any entry run after it would be taken for the person's first command.
 #
 # With bash-preexec loaded (it runs precmd_functions first in PROMPT_COMMAND, and at the prompt
 # where it installs its DEBUG trap, before it arms its preexec), the hook goes last in
@@ -313,8 +313,10 @@ _tmux_run_hook_prompt() {
   if [[ $1 == add ]] && declare -F __bp_precmd_invoke_cmd >/dev/null; then
     precmd_functions+=(_tmux_run_prompt)
     # (Traced, so that the hook it calls sees the DEBUG trap: bash shows a function the trap only
-    # when every caller up to the top has the trace attribute.)
+    # when every caller up to the top has the trace attribute. bash-preexec after 0.6.0 calls the
+    # precmd_functions from __bp_invoke_precmd_functions, itself called by __bp_precmd_invoke_cmd.)
     declare -ft __bp_precmd_invoke_cmd
+    declare -F __bp_invoke_precmd_functions >/dev/null && declare -ft __bp_invoke_precmd_functions
     set -- remove
   fi
   if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
@@ -325,7 +327,7 @@ _tmux_run_hook_prompt() {
     if [[ $1 == add ]]; then
       at=${#pcs[@]}
       for i in "${!pcs[@]}"; do
-        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
+        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == '__bp_install "$_"' || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
       done
       pcs=("${pcs[@]:0:at}" _tmux_run_prompt "${pcs[@]:at}")
     fi
@@ -336,7 +338,7 @@ _tmux_run_hook_prompt() {
   pc=${pc//$'\n'_tmux_run_prompt/}
   pc=${pc//_tmux_run_prompt/}
   if [[ $1 == add ]]; then
-    for at in '__bp_trap_string=' '__bp_interactive_mode'; do
+    for at in '__bp_trap_string=' '__bp_install "$_"' '__bp_interactive_mode'; do
       if [[ $'\n'$pc == *$'\n'"$at"* ]]; then
         head=$'\n'$pc
         head=${head%%$'\n'"$at"*}

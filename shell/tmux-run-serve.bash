@@ -504,7 +504,7 @@ _tmux_run_teardown() {
   fi
   unset _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
   unset _tmux_run_answered _tmux_run_mode_sent _tmux_run_idle _tmux_run_since _tmux_run_prefixes
-  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always _tmux_run_dormant _tmux_run_waking _tmux_run_held
+  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always _tmux_run_dormant _tmux_run_waking
   return 0
 }
 

@@ -98,7 +98,7 @@ _tmux_run_enroll() {
   # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
   [[ -n ${_tmux_run_helper_pid-} ]] && _tmux_run_prompt
 
-  local dir node main base um
+  local dir node main base
   _tmux_run_dir
   dir=$REPLY
   _tmux_run_check_dir "$dir" || return 1
@@ -118,8 +118,6 @@ _tmux_run_enroll() {
   fi
 
   base=$dir/ch.$$.$RANDOM$RANDOM
-  _tmux_run_umask
-  um=$REPLY
   if ! _tmux_run_create "$base"; then
     _tmux_run_remove "$base.trap" "$base.mode" "$base.check"
     _tmux_run_refuse "cannot create the shell channel in $dir"
@@ -151,13 +149,13 @@ _tmux_run_enroll() {
 # with no descriptor but /dev/null and its log (0600), the memory settings above, the person's
 # TMUX_RUN_IDLE passed on (exported or not), and with WAKE, TMUX_RUN_WAKE=WAKE (a dormant
 # enrollment started again: helper/wake.ts); sets _tmux_run_helper_pid. With defer, the child
-# becomes node only after the shell's first prompt (BASE.mode written, then SIGWINCH from
-# _tmux_run_prompt: _tmux_run_go), or after 3 seconds if no prompt says so (PROMPT_COMMAND replaced
-# later in .bashrc: the helper's first word puts the hook back); then once readline waits for a
-# key with none typed ahead (the shell asleep in select or poll, as /proc/PID/wchan shows; at most
-# 2 seconds), as zsh's helper starts when its line editor first waits: a command typed at once
-# runs first. A `sleep` in the child, never in the shell, is what it waits on (bash's `wait`
-# returns at a trapped signal; a read with a timeout from its pipe, which stays empty).
+# becomes node only after the shell's first prompt (BASE.mode written by _tmux_run_report_mode), or
+# after 3 seconds if no prompt says so (PROMPT_COMMAND replaced later in .bashrc: the helper's first
+# word puts the hook back); then once readline waits for a key with none typed ahead (the shell
+# asleep in select or poll, as /proc/PID/wchan shows; at most 2 seconds), as zsh's helper starts
+# when its line editor first waits: a command typed at once runs first. The child looks every 10 ms,
+# waiting in a read with a timeout from a descriptor that never has data: a new pseudo-terminal's
+# master (/dev/ptmx, no process), else the pipe of a `sleep` (one fork, in the child).
 _tmux_run_launch() {
   local base=$1 node=$2 main=$3 wake=${4-} defer=${5-}
   {
@@ -168,22 +166,27 @@ _tmux_run_launch() {
         ((_tmux_run_fd > 2)) && eval "exec $_tmux_run_fd>&-"
       done 2>/dev/null
       if [[ -n $defer ]]; then
-        _tmux_run_fd= _tmux_run_sleep=
-        trap '_tmux_run_fd=go' WINCH
-        exec {_tmux_run_pipe}< <(exec sleep 3 </dev/null 2>/dev/null)
-        _tmux_run_sleep=$!
-        trap 'kill $_tmux_run_sleep 2>/dev/null; exit 143' TERM HUP
-        [[ -n $_tmux_run_fd || -s $base.mode ]] || wait "$_tmux_run_sleep" 2>/dev/null
-        for ((_tmux_run_fd = 0; _tmux_run_fd < 200; _tmux_run_fd++)); do
-          read -r _tmux_run_w 2>/dev/null </proc/$$/wchan
-          [[ $_tmux_run_w == *select* || $_tmux_run_w == *poll* ]] && break
-          read -r -t 0.01 -u "$_tmux_run_pipe" 2>/dev/null
+        _tmux_run_sleep=
+        if ! exec {_tmux_run_pipe}<>/dev/ptmx; then
+          exec {_tmux_run_pipe}< <(exec sleep 6 </dev/null 2>/dev/null)
+          _tmux_run_sleep=$!
+          trap 'kill $_tmux_run_sleep 2>/dev/null; exit 143' TERM HUP
+        fi
+        for ((_tmux_run_fd = 0; _tmux_run_fd < 300; _tmux_run_fd++)); do
+          [[ -s $base.mode ]] && break
+          kill -0 $$ || exit 0
+          read -r -t 0.01 -u "$_tmux_run_pipe" _tmux_run_w
         done
-        kill "$_tmux_run_sleep" 2>/dev/null
+        for ((_tmux_run_fd = 0; _tmux_run_fd < 200; _tmux_run_fd++)); do
+          read -r _tmux_run_w </proc/$$/wchan
+          [[ $_tmux_run_w == *select* || $_tmux_run_w == *poll* ]] && break
+          read -r -t 0.01 -u "$_tmux_run_pipe" _tmux_run_w
+        done
+        [[ -n $_tmux_run_sleep ]] && kill "$_tmux_run_sleep"
         exec {_tmux_run_pipe}<&-
-        trap - WINCH TERM HUP
+        trap - TERM HUP
         # (The shell gone meanwhile: nothing to start.)
-        kill -0 $$ 2>/dev/null || exit 0
+        kill -0 $$ || exit 0
       fi
       export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
       [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE
@@ -194,16 +197,6 @@ _tmux_run_launch() {
   } 2>/dev/null
   _tmux_run_helper_pid=$!
   disown "$_tmux_run_helper_pid" 2>/dev/null
-  _tmux_run_held=${defer:+1}
-  return 0
-}
-
-# _tmux_run_go: at a prompt, the deferred helper (_tmux_run_launch) may start now: BASE.mode is
-# written (_tmux_run_report_mode, just before), and the waiting child is woken once.
-_tmux_run_go() {
-  [[ -n ${_tmux_run_held-} ]] || return 0
-  _tmux_run_held=
-  kill -WINCH "$_tmux_run_helper_pid" 2>/dev/null
   return 0
 }
 
@@ -437,7 +430,6 @@ _tmux_run_prompt() {
   fi
   _tmux_run_hooks debug
   _tmux_run_report_mode
-  _tmux_run_go
   ((_tmux_run_prompts++))
   _tmux_run_asking=
   _tmux_run_idle=1

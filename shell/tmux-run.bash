@@ -514,7 +514,7 @@ _tmux_run_report_mode() {
 # _tmux_run_exact to 1 when this build's builtin _tmux_run_line is loaded already (sourced again),
 # else _tmux_run_exact_so to this install's dist/generated/bash-line.so (helper/native/bash-line.c)
 # when it is there and no symlink, for the helper to check (its owner, its mode and its
-# directory's, its build: helper/shell/bash-builtin.ts) before the shell loads it; else leaves
+# directory's, its build: src/enrollment/bash-builtin.ts) before the shell loads it; else leaves
 # both empty with the reason in _tmux_run_exact_why (the screen check then).
 _tmux_run_exact_plan() {
   _tmux_run_exact= _tmux_run_exact_so= _tmux_run_exact_why= _tmux_run_exact_id=

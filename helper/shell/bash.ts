@@ -3,13 +3,13 @@
 // knows readline's line exactly, draws notices and asks in ask mode; without it the helper reads
 // the screen, no notice is drawn and ask mode refuses. The snippet says which in BASE.check,
 // written before it starts the helper: `exact` (loaded already), `screen REASON`, or `load SO`:
-// the helper checks the file (helper/shell/bash-builtin.ts) and its first word tells the shell to
+// the helper checks the file (src/enrollment/bash-builtin.ts) and its first word tells the shell to
 // load it (`R GENERATION ENROLLMENT load`), or the screen check and why.
 import { CHANNEL } from '../../src/enrollment/layout.js';
 import type { ShellPlace } from './shell.js';
 import { SignalShell } from './signal.js';
 import { readShellFile } from './signal-files.js';
-import { builtinRefusal } from './bash-builtin.js';
+import { builtinRefusal } from '../../src/enrollment/bash-builtin.js';
 
 /** The longest reason kept from BASE.check. */
 const MAX_REASON = 300;

@@ -1,12 +1,12 @@
-// Whether a bash pane may load tmux-run's builtin (helper/native/bash-line.c): checked here, in the
-// helper, so that the shell forks no `stat` on its way to the first prompt (bash cannot read a
-// file's owner or mode itself). The snippet asks with `load SO` in BASE.check; the builtin is
+// Whether a bash pane may load tmux-run's builtin (helper/native/bash-line.c): checked by the
+// helper (helper/shell/bash.ts) and by doctor, so that the shell forks no `stat` on its way to the
+// first prompt (bash cannot read a file's owner or mode itself). The snippet asks with `load SO` in BASE.check; the builtin is
 // loaded only when the file and its directory are real ones (the snippet refused symlinks), the
 // person's or root's, writable by nobody else, and of this build (its compiled-in id, which the
 // shell checks again once loaded). The shell loads it when the helper's first word says `load`.
 import { lstatSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BUILD_ID } from '../../src/protocol/build.js';
+import { BUILD_ID } from '../protocol/build.js';
 
 /** Why `so` may not be loaded, or undefined when it may (pure but for the file system). */
 export function builtinRefusal(so: string, uid = process.getuid?.()): string | undefined {

@@ -21,7 +21,8 @@
 # first prompt; the rest (answering the helper, asking, notices, the end of an enrollment) is in
 # shell/tmux-run-serve.bash, read once when the helper first has something to say (_tmux_run_serve).
 #
-# ble.sh replaces readline: a bash with ble.sh loaded is not enrolled (said when sourcing).
+# ble.sh replaces readline: a bash with ble.sh loaded is not enrolled (said when sourcing and, as
+# ble.sh hides what .bashrc writes to stderr once attached, at the first prompt; and by doctor).
 #
 # Sourcing defines only names that start with tmux_run_ or _tmux_run_ (the builtin too), adds one hook to
 # PROMPT_COMMAND and a zero-output expansion to PS0 and PS2 while enrolled, wraps the WINCH and
@@ -50,6 +51,36 @@ _tmux_run_served=
 _tmux_run_refuse() {
   printf '%s\n' "tmux-run: not enrolled: $1" >&2
   return 1
+}
+
+# _tmux_run_ble_refuse: ble.sh replaces readline, so this bash is not enrolled. Said on stderr,
+# which ble.sh, once attached, sends to a file of its own for the rest of .bashrc: then said again
+# at the first prompt, once ble.sh has drawn it (_tmux_run_ble_tell, ble.sh's idle task). And said
+# to `tmux-run doctor` run in this pane (src/cli/doctor-pane.ts): TMUX_RUN_REFUSED, exported,
+# names the pane, this shell and why.
+_tmux_run_ble_refuse() {
+  _tmux_run_ble_why="ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; to enroll this pane, start a bash without ble.sh in it (a .bashrc that does not source ble.sh) and source $_tmux_run_snippet there"
+  _tmux_run_refuse "$_tmux_run_ble_why"
+  export TMUX_RUN_REFUSED="$TMUX_PANE $$ $_tmux_run_ble_why"
+  if [[ ! -t 2 && -n ${BLE_ATTACHED-} ]] && declare -F ble/util/idle.push >/dev/null; then
+    ble/util/idle.push _tmux_run_ble_tell
+  fi
+  return 0
+}
+
+# _tmux_run_ble_tell: ble.sh's idle task, at the first prompt: says why the pane is not enrolled on
+# a line of its own above the prompt, which ble.sh then draws again (or, with a ble.sh that lacks
+# those functions, in its info area below the line).
+_tmux_run_ble_tell() {
+  local text="tmux-run: not enrolled: $_tmux_run_ble_why"
+  if declare -F ble/widget/.hide-current-line ble/textarea#redraw >/dev/null; then
+    ble/widget/.hide-current-line
+    printf '\r\e[K%s\n' "$text" >&2
+    ble/textarea#redraw
+  elif declare -F ble/edit/info/immediate-show >/dev/null; then
+    ble/edit/info/immediate-show text "$text"
+  fi
+  return 0
 }
 
 # _tmux_run_enroll: checks what the shell can check without a fork, starts the helper and returns
@@ -82,9 +113,11 @@ _tmux_run_enroll() {
     return 1
   fi
   if [[ -n ${BLE_VERSION-} ]]; then
-    _tmux_run_refuse "ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; enroll a bash started without ble.sh"
+    _tmux_run_ble_refuse
     return 1
   fi
+  # (Enrolled after all, in a bash started from a refused one: doctor is not to say otherwise.)
+  [[ -n ${TMUX_RUN_REFUSED-} ]] && unset TMUX_RUN_REFUSED
   if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
     printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
     return 0

@@ -180,9 +180,9 @@ function _tmux_run_launch --argument-names base main node wake wait --descriptio
         set -lx MALLOC_MMAP_THRESHOLD_ 32768
         set -q TMUX_RUN_IDLE; and set -lx TMUX_RUN_IDLE $TMUX_RUN_IDLE
         test -n "$wake"; and set -lx TMUX_RUN_WAKE $wake
-        set -l first
-        test -n "$wait"; and set first /bin/sh -c 'i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$1/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; shift; exec "$@"' sh $fish_pid
-        command $first $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
+        set -l cmd $node
+        test -n "$wait"; and set cmd /bin/sh -c 'i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$1/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; shift; exec "$@"' sh $fish_pid $node
+        command $cmd --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
             -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     end
     set -l hpid $last_pid

@@ -11,9 +11,7 @@
 //              the shell never reads half of it (swapped with the old one in one step; where it
 //              cannot be, the old one moved aside to BASE.old first: for a moment no BASE.msg,
 //              read as nothing new; signal-files.ts says why). Lines, each ended by \n, in order:
-//                R GENERATION ENROLLMENT[ load]
-//                                          the helper is ready (32 hex each; bash: `load` when
-//                                          the builtin passed its checks: the shell loads it), or
+//                R GENERATION ENROLLMENT[ load]  ready (32 hex each; load: bash loads its builtin), or
 //                E REASON                  enrollment failed (one line of text), or
 //                X                         the enrollment was revoked, or
 //                D                         the helper goes dormant (helper/dormancy.ts) and exits;

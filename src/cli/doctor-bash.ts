@@ -18,6 +18,17 @@ function snippetFunction(text: string, name: string): string | undefined {
   return new RegExp(`^${name}\\(\\) \\{\\n[\\s\\S]*?\\n\\}\\n`, 'm').exec(text)?.[0];
 }
 
+/** The bash on PATH runs `lines`: what it printed, or undefined when there is no bash. */
+function runBash(lines: string[], env: NodeJS.ProcessEnv): { out: string; err: string } | undefined {
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', lines.join('\n')], {
+    env,
+    encoding: 'utf8',
+    timeout: 5000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return r.error ? undefined : { out: r.stdout.trim(), err: r.stderr.trim() };
+}
+
 /**
  * Checks the builtin as a pane would: the snippet's own plan (_tmux_run_exact_plan: not built,
  * a symlink, the build id), the helper's checks of its owner, mode and build
@@ -33,15 +44,7 @@ export function checkBashBuiltin(env: NodeJS.ProcessEnv): Line {
   const now = snippetFunction(serve, '_tmux_run_exact_now');
   if (plan === undefined || now === undefined)
     return { check: NAME, ok: false, detail: "the snippet's builtin loader is missing", fix: 'reinstall tmux-run' };
-  const bash = (lines: string[]): { out: string; err: string } | undefined => {
-    const r = spawnSync('bash', ['--norc', '--noprofile', '-c', lines.join('\n')], {
-      env,
-      encoding: 'utf8',
-      timeout: 5000,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return r.error ? undefined : { out: r.stdout.trim(), err: r.stderr.trim() };
-  };
+  const bash = (lines: string[]) => runBash(lines, env);
   const head = [
     plan,
     now,

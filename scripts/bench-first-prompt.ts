@@ -204,12 +204,15 @@ export async function firstPromptCost(server: TmuxServer, n: number, scratch: st
   return out;
 }
 
+/** A difference in ms with its sign. */
+const signed = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+
 /** Table rows (markdown): medians, each snippet's ratio to none, this tree's against the target. */
 export function firstPromptLines(c: FirstPromptCost): string[] {
   const lines = [
     '',
-    `| start-up file / snippet (new window, keys typed at once; ms after new-window was asked for, medians of ${c.n}; load ${c.loadavg_start.join(' ')} -> ${c.loadavg_end.join(' ')}) | first prompt | first command | prompt ratio | command ratio | target ${FIRST_PROMPT_TARGET}x |`,
-    '| --- | ---: | ---: | ---: | ---: | --- |',
+    `| start-up file / snippet (new window, keys typed at once; ms after new-window was asked for, medians of ${c.n}; load ${c.loadavg_start.join(' ')} -> ${c.loadavg_end.join(' ')}) | first prompt | first command | prompt lag | command lag | prompt ratio | command ratio | target ${FIRST_PROMPT_TARGET}x |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   const names = [...new Set(Object.keys(c.runs).map((k) => k.split('/')[0]!))];
   for (const name of names) {
@@ -229,7 +232,7 @@ export function firstPromptLines(c: FirstPromptCost): string[] {
             ? `snippet of ${FIRST_PROMPT_BEFORE} (before)`
             : "this tree's snippet";
       lines.push(
-        `| ${name} / ${label} | ${p.toFixed(1)} | ${k.toFixed(1)} | ${which === 'none' ? '' : `${(p / p0).toFixed(2)}x`} | ${which === 'none' ? '' : `${(k / k0).toFixed(2)}x`} | ${verdict} |`,
+        `| ${name} / ${label} | ${p.toFixed(1)} | ${k.toFixed(1)} | ${which === 'none' ? '' : signed(p - p0)} | ${which === 'none' ? '' : signed(k - k0)} | ${which === 'none' ? '' : `${(p / p0).toFixed(2)}x`} | ${which === 'none' ? '' : `${(k / k0).toFixed(2)}x`} | ${verdict} |`,
       );
     }
   }

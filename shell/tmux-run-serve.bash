@@ -223,7 +223,7 @@ _tmux_run_relaunch() {
 
 # _tmux_run_exact_state: true when readline waits at an empty line with nothing under way; else
 # false with the reason in _tmux_run_reason (its caller's local; the statuses of
-# helper/native/bash-line.c, `state`).
+# helper/shell/bash/bash-line.c, `state`).
 _tmux_run_exact_state() {
   _tmux_run_line state
   case $? in

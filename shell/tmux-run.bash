@@ -6,8 +6,8 @@
 # Nothing is ever typed into this terminal. A small helper process answers the broker; to ask
 # this shell whether it is idle at its prompt, it leaves a request in a file and sends the shell
 # SIGWINCH; a WINCH trap (chained with yours, which keeps firing) answers in another file
-# (the protocol: helper/shell/signal.ts). bash's own language cannot see the line being edited:
-# the trap asks the loadable builtin _tmux_run_line (helper/native/bash-line.c, built with the
+# (the protocol: helper/shell/signal/signal.ts). bash's own language cannot see the line being edited:
+# the trap asks the loadable builtin _tmux_run_line (helper/shell/bash/bash-line.c, built with the
 # helper into dist/generated/bash-line.so), which reads readline's state exactly (editor_check
 # exact), draws notices and asks in ask mode with readline's own redisplay. The builtin is loaded
 # only from this install, only when the file and its directory are yours or root's and writable by
@@ -258,7 +258,7 @@ _tmux_run_write_check() {
   fi
 }
 
-# _tmux_run_dir: sets REPLY to the registry directory (as src/enrollment/layout.ts decides).
+# _tmux_run_dir: sets REPLY to the registry directory (as src/core/enrollment/layout.ts decides).
 _tmux_run_dir() {
   if [[ -n ${TMUX_RUN_DIR-} ]]; then REPLY=$TMUX_RUN_DIR
   elif [[ -n ${XDG_RUNTIME_DIR-} ]]; then REPLY=$XDG_RUNTIME_DIR/tmux-run
@@ -269,7 +269,7 @@ _tmux_run_dir() {
 
 # _tmux_run_check_dir DIR: makes DIR (mode 700) when it is missing; fails, saying why, unless it
 # is a real directory of this user's. That no one else can use it (mode 700, as tmux checks its
-# socket directory) the helper checks first thing (src/enrollment/layout.ts, checkRegistryDir): a
+# socket directory) the helper checks first thing (src/core/enrollment/layout.ts, checkRegistryDir): a
 # refusal is said at the prompt after; meanwhile the shell only made its files there anew (O_EXCL).
 _tmux_run_check_dir() {
   local dir=$1
@@ -545,9 +545,9 @@ _tmux_run_report_mode() {
 
 # _tmux_run_exact_plan: which line check to ask the helper for, without a fork: sets
 # _tmux_run_exact to 1 when this build's builtin _tmux_run_line is loaded already (sourced again),
-# else _tmux_run_exact_so to this install's dist/generated/bash-line.so (helper/native/bash-line.c)
+# else _tmux_run_exact_so to this install's dist/generated/bash-line.so (helper/shell/bash/bash-line.c)
 # when it is there and no symlink, for the helper to check (its owner, its mode and its
-# directory's, its build: src/enrollment/bash-builtin.ts) before the shell loads it; else leaves
+# directory's, its build: src/core/enrollment/bash-builtin.ts) before the shell loads it; else leaves
 # both empty with the reason in _tmux_run_exact_why (the screen check then).
 _tmux_run_exact_plan() {
   _tmux_run_exact= _tmux_run_exact_so= _tmux_run_exact_why= _tmux_run_exact_id=

@@ -4,9 +4,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILD_ID } from '../protocol/build.js';
-import { packageRoot } from '../os/package-root.js';
-import { builtinRefusal } from '../enrollment/bash-builtin.js';
+import { BUILD_ID } from '../core/protocol/build.js';
+import { packageRoot } from '../core/os/package-root.js';
+import { builtinRefusal } from '../core/enrollment/bash-builtin.js';
 
 /** One of doctor's lines (its Check). */
 type Line = { check: string; ok: boolean; detail: string; fix: string | null; warning?: true };
@@ -32,7 +32,7 @@ function runBash(lines: string[], env: NodeJS.ProcessEnv): { out: string; err: s
 /**
  * Checks the builtin as a pane would: the snippet's own plan (_tmux_run_exact_plan: not built,
  * a symlink, the build id), the helper's checks of its owner, mode and build
- * (src/enrollment/bash-builtin.ts), then the snippet's own load (_tmux_run_exact_now) in the bash
+ * (src/core/enrollment/bash-builtin.ts), then the snippet's own load (_tmux_run_exact_now) in the bash
  * on PATH: ok when it loads; a warning otherwise (bash panes then use the screen check, with no
  * notices and no ask mode), saying why. Passes, said, when there is no bash.
  */

@@ -2,7 +2,7 @@
 // have seen why (ble.sh, once attached, hides what .bashrc writes to stderr), doctor says it.
 // The snippet exports TMUX_RUN_REFUSED="PANE SHELLPID REASON" (shell/tmux-run.bash,
 // _tmux_run_ble_refuse); the line is shown only in that pane, under that shell.
-import { procStat } from '../os/proc.js';
+import { procStat } from '../core/os/proc.js';
 
 /** One of doctor's lines (its Check). */
 type Line = { check: string; ok: boolean; detail: string; fix: string | null };

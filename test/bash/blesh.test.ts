@@ -8,8 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useServer } from '../support/lifecycle.js';
-import { CLI_BIN } from '../support/product.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { CLI_BIN } from '../../lab/product.js';
 import { listEnrolled } from '../../src/broker/registry.js';
 import { BASH_SNIPPET, bashPane } from './support.js';
 

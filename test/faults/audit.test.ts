@@ -35,6 +35,13 @@ describe('an audit trail that cannot be written', () => {
       const first = await callWith(mcp, listing, 'echo first');
       expect(first.isError).toBe(false);
       expect(existsSync(file)).toBe(true);
+      // The end entry follows the reply (the caller does not wait for it): let it land before the
+      // file is taken away, or it is lost with the rest of what cannot be written.
+      const endIds = (): string[] =>
+        auditEntries(server)
+          .filter((e) => e.event === 'end')
+          .map((e) => e.run_id);
+      await waitUntil(() => endIds().length >= 1, 5000, 'the end entry of the first run');
 
       // A directory where the file should be.
       renameSync(file, `${file}.saved`);
@@ -67,11 +74,7 @@ describe('an audit trail that cannot be written', () => {
       // Writable again: the pane runs, and the trail holds the runs before and after.
       const after = await callWith(mcp, listing, 'echo after');
       expect(after.structured.data?.stdout.data).toBe('after\n');
-      // The end entry follows the reply (the caller does not wait for it): wait for it to land.
-      const endIds = (): string[] =>
-        auditEntries(server)
-          .filter((e) => e.event === 'end')
-          .map((e) => e.run_id);
+      // The end entry follows the reply: wait for it to land.
       await waitUntil(() => endIds().length >= 2, 5000, 'the end entry of the last run').catch(() => undefined);
       expect(endIds()).toEqual([runIdOf(first), runIdOf(after)]);
       if (!mounted) await ctx.annotate?.('the full-disk case was skipped: mount -t tmpfs is not permitted here');

@@ -21,6 +21,12 @@ export const NATIVE_PARTS = [
     without: 'terminal runs in a sandboxed pane will be refused',
   },
   {
+    // Panes on other hosts: the kernel's peer credentials of a forwarded socket (docs/remote.md).
+    name: 'peer-cred.node',
+    sources: ['../remote/peer-cred.c'],
+    without: 'remote panes will ask perl for peer credentials',
+  },
+  {
     name: 'bash-line.so',
     sources: ['bash-line.c', 'bash-line-draw.c', 'bash-line-files.c'],
     without: 'bash panes will use the screen check',

@@ -72,7 +72,7 @@ chmod 700 "$fwd"
 case $login in
   zsh)
     unblock "$rc"
-    printf '%s\n%s\n%s\n' "$begin" "[[ -r '$app/shell/tmux-run-remote.zsh' ]] && source '$app/shell/tmux-run-remote.zsh' '$fwd'" "$end" >>"$rc"
+    printf '%s\n%s\n%s\n' "$begin" "[[ -r '$app/shell/remote/tmux-run-remote.zsh' ]] && source '$app/shell/remote/tmux-run-remote.zsh' '$fwd'" "$end" >>"$rc"
     say "rc=$rc"
     ;;
   *) say "rc=" ;;

@@ -101,6 +101,21 @@ export function asUser(user: RemoteUser, argv: string[], input?: string): string
   );
 }
 
+/** The command lines of every process of `uid` (by /proc). */
+export function userCmdlines(uid: number): string[] {
+  const out: string[] = [];
+  for (const n of readdirSync('/proc')) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${n}/status`, 'utf8'))?.[1] !== String(uid)) continue;
+      out.push(readFileSync(`/proc/${n}/cmdline`, 'utf8').split('\0').join(' ').trim());
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
 /** Every process of `uid` (by /proc), killed by pid with SIGKILL until none is left. */
 export async function killUserProcesses(uid: number): Promise<void> {
   const of = (): number[] =>

@@ -19,7 +19,7 @@ import { BUILD_ID } from '../../src/protocol/build.js';
 import { encodeFrame } from '../../src/protocol/framing.js';
 import { socketTransport, type Transport } from '../../src/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../../src/protocol/limits.js';
-import { checkRelay, LINK_VERSION, type FarMessage, type Hello } from '../../src/remote/link-messages.js';
+import { checkRelay, LINK_VERSION, type FarMessage, type Hello } from '../../src/protocol/remote-link.js';
 import { HelperService } from '../service.js';
 import { EnrollError, endings, openShell, parseArgs, type Args, type Ending } from '../start.js';
 import type { Shell } from '../shell/shell.js';
@@ -120,23 +120,37 @@ interface Serving {
   dir: string;
 }
 
-/** Enrolled: the service over data connections the relay asks for, until the session or the shell ends. */
-function serve(cx: Serving): void {
-  const { args, shell, control, record } = cx;
-  const enrollment = record.enrollment_generation;
-  const journal = new RunJournal(journalPath(cx.dir, enrollment));
-  const startTicks = procStat(args.shellPid)?.startTicks;
-  const image = procStat(args.shellPid)?.image;
-  const alive = (): boolean => {
+/** Whether the enrolled shell still runs: the same process (start time) and program (an `exec` is another shell). */
+function shellAlive(args: Args): () => boolean {
+  const at = procStat(args.shellPid);
+  return () => {
     const st = procStat(args.shellPid);
     return (
       process.ppid === args.shellPid &&
       st !== undefined &&
       st.state !== 'Z' &&
-      st.startTicks === startTicks &&
-      st.image === image
+      st.startTicks === at?.startTicks &&
+      st.image === at.image
     );
   };
+}
+
+/** Opens one more data link through the forward (its listener checked again), served by the helper service. */
+async function openDataLink(cx: Serving, service: HelperService, links: Set<Socket>): Promise<void> {
+  const s = await connectVia(cx.path, cx.sshdPid);
+  if (!s) return;
+  links.add(s);
+  s.once('close', () => links.delete(s));
+  s.write(encodeFrame({ type: 'data', key: cx.key } satisfies FarMessage));
+  service.attach(socketTransport(s, MAX_REQUEST_FRAME));
+}
+
+/** Enrolled: the service over data connections the relay asks for, until the session or the shell ends. */
+function serve(cx: Serving): void {
+  const { args, shell, control, record } = cx;
+  const enrollment = record.enrollment_generation;
+  const journal = new RunJournal(journalPath(cx.dir, enrollment));
+  const alive = shellAlive(args);
   const links = new Set<Socket>();
   let ended = false;
   const service: HelperService = new HelperService({
@@ -166,17 +180,7 @@ function serve(cx: Serving): void {
     // A stopped run reports first (its reply still goes through an open link), then the links close.
     void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
   };
-  const openData = async (): Promise<void> => {
-    if (ended) return;
-    const s = await connectVia(cx.path, cx.sshdPid);
-    if (!s) return;
-    if (ended) return void s.destroy();
-    links.add(s);
-    s.once('close', () => links.delete(s));
-    s.write(encodeFrame({ type: 'data', key: cx.key } satisfies FarMessage));
-    const t = socketTransport(s, MAX_REQUEST_FRAME);
-    service.attach(t);
-  };
+  const openData = (): Promise<void> => (ended ? Promise.resolve() : openDataLink(cx, service, links));
   control.onmessage = (raw) => {
     if (checkRelay(raw)?.type === 'want') void openData();
   };

@@ -8,7 +8,7 @@ import { lstatSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { removeQuietly } from '../../src/enrollment/record.js';
-import { peerCred } from '../../src/remote/peer-cred.js';
+import { peerCred } from '../../src/os/peer-cred.js';
 
 export interface SessionSocket {
   path: string;

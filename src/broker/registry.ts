@@ -28,8 +28,7 @@ import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../enrollment/dormant.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import type { ListedHost } from '../remote/binding.js';
-import { listedHost, remoteAnswers, remoteProblem, removeRemoteFiles } from '../remote/listing.js';
+import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../remote/listing.js';
 
 /** A listed pane whose helper runs (not dormant): what enrolling one gives. */
 export type AwakeListing = PaneListing & { helper_pid: number };
@@ -60,8 +59,7 @@ export interface PaneListing {
   prompt_refused?: string;
   queued: number;
   enrolled_at: string;
-  /** A pane on another host (tmux-run ssh): the destination as given and the name it reports; null for a local pane. */
-  host: ListedHost | null;
+  host: ListedHost | null; // a pane on another host (tmux-run ssh, src/remote/); null for a local pane
   tmux_socket: string;
   server_generation: string;
   process_generation: string;
@@ -146,8 +144,7 @@ const consistent = new WeakSet<EnrollmentRecord>();
  * pane's, whose pid names nothing or a stranger and is not looked at), or `read` to read it here.
  */
 export function recordProblem(rec: EnrollmentRecord, helper: ProcStat | undefined | 'read'): string | undefined {
-  // A remote pane's shell and helper are the far end's: its local half is checked instead.
-  if (rec.remote) return remoteProblem(rec);
+  if (rec.remote) return remoteProblem(rec); // its shell and helper are the far end's: its local half
   if (helper === 'read') helper = procStat(rec.helper_pid);
   if (!consistent.has(rec)) {
     if (paneGeneration(rec) !== rec.generation)
@@ -251,6 +248,7 @@ function isLive(
   shell: ProcStat | undefined,
   helper: ProcStat | undefined,
 ): boolean {
+  if (rec.remote) return remoteAnswers(rec, pong, pane); // the far end answered for its shell and helper
   const dormant = pong.state === 'dormant';
   return (
     pong.generation === rec.generation &&
@@ -317,11 +315,8 @@ export async function listEnrolledRecords(dir: string, opts: ListOptions = {}): 
   // could not write it) is asked. A dormant helper is gone: its pid is not read.
   const tmuxPanes = Promise.all(sockets.map(async (s) => [s, await listPanes(s)] as const));
   const statuses = records.map((r) => listedStatus(dir, r));
-  // A remote pane's pids are the far end's: /proc here says nothing of them.
-  const procs = records.map((r, i) =>
-    r.remote
-      ? ([undefined, undefined] as const)
-      : ([procStat(r.shell_pid), isDormant(statuses[i]) ? undefined : procStat(r.helper_pid)] as const),
+  const procs = records.map(
+    (r, i) => [procStat(r.shell_pid), isDormant(statuses[i]) ? undefined : procStat(r.helper_pid)] as const,
   );
   const fromStatus = records.map((r, i) => {
     const s = statuses[i];
@@ -336,11 +331,6 @@ export async function listEnrolledRecords(dir: string, opts: ListOptions = {}): 
   records.forEach((rec, i) => {
     const pong: Listed | undefined = statuses[i] ? fromStatus[i] : answers[i];
     const pane = panesBySocket.get(rec.tmux_socket)?.get(rec.pane_id);
-    if (rec.remote) {
-      if (pong && pane && remoteAnswers(rec, pong, pane)) out.push(paneListing(rec, pong, pane));
-      else if (opts.cleanup && pong === undefined && remoteProblem(rec)) removeRemoteFiles(dir, rec);
-      return;
-    }
     if (pong && pane && isLive(rec, pong, pane, procs[i]![0], procs[i]![1])) out.push(paneListing(rec, pong, pane));
     else if (opts.cleanup && pong === undefined && !helperAlive(rec))
       removeEnrollmentFiles(dir, rec, new Set(records.filter(helperAlive).map((r) => r.channel)), opts.by, opts.audit);

@@ -2,7 +2,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordPath } from './layout.js';
-import { isRemoteBinding, type RemoteBinding } from '../remote/binding.js';
+import { isRemoteBinding, type RemoteBinding } from './remote-binding.js';
 
 /** The shells a pane can be enrolled from (the record's `shell`; helper/shell/shell-for.ts picks the module). */
 export const SHELL_NAMES = ['zsh', 'bash', 'fish'] as const;
@@ -40,7 +40,7 @@ export interface EnrollmentRecord {
   editor_check?: EditorCheck;
   /** Why the check is `screen` where an exact one was possible (bash without its builtin). */
   editor_check_reason?: string;
-  /** A pane on another host (src/remote/binding.ts): its shell and helper pids are the far end's. */
+  /** A pane on another host (src/enrollment/remote-binding.ts): its shell and helper pids are the far end's. */
   remote?: RemoteBinding;
 }
 

@@ -1,4 +1,4 @@
-// The first frame of a connection through a remote pane's forward (src/remote/link-messages.ts),
+// The first frame of a connection through a remote pane's forward (src/protocol/remote-link.ts),
 // read by hand so that what follows it stays on the socket untouched: a control link goes on with
 // framed messages, a data link carries the broker-helper protocol as it is.
 import type { Socket } from 'node:net';

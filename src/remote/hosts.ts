@@ -88,7 +88,7 @@ export function writeHost(h: HostRecord, env: NodeJS.ProcessEnv = process.env): 
 export function removeHost(destination: string, env: NodeJS.ProcessEnv = process.env): boolean {
   const dir = hostsDir(env);
   const path = fileOf(dir, destination);
-  let had = false;
+  let had: boolean;
   try {
     had = readdirSync(dir).includes(path.slice(dir.length + 1));
   } catch {

@@ -4,12 +4,12 @@
 // client, the same processes as at enrollment, and the pane); the far half answers the ping
 // through the relay (the same helper, shell and generation). A run's process group named by a
 // remote helper is the far end's: the broker never signals it here (localGroup).
-import { join } from 'node:path';
-import { recordPath } from '../enrollment/layout.js';
 import { paneGeneration } from '../enrollment/generation.js';
-import { removeQuietly, type EnrollmentRecord } from '../enrollment/record.js';
+import type { EnrollmentRecord } from '../enrollment/record.js';
 import { procStat } from '../os/proc.js';
-import type { ListedHost } from './binding.js';
+import type { ListedHost } from '../enrollment/remote-binding.js';
+
+export type { ListedHost } from '../enrollment/remote-binding.js';
 
 /** What makes a remote record unfit to act on here (its relay or ssh gone, a forged generation), or undefined. */
 export function remoteProblem(rec: EnrollmentRecord): string | undefined {
@@ -49,9 +49,3 @@ export const listedHost = (rec: EnrollmentRecord): ListedHost | null =>
 /** The process group a broker may stop here: a local helper's; never a number the far end gave. */
 export const localGroup = (rec: Pick<EnrollmentRecord, 'remote'>, pgid: number): number | undefined =>
   rec.remote ? undefined : pgid;
-
-/** Removes what a dead relay left in the registry (its record and broker socket, only in `dir`). */
-export function removeRemoteFiles(dir: string, rec: EnrollmentRecord): void {
-  removeQuietly(recordPath(dir, rec.enrollment_generation));
-  removeQuietly(join(dir, `${rec.enrollment_generation}.sock`));
-}

@@ -17,10 +17,10 @@ import { bootId, procStat } from '../os/proc.js';
 import { BUILD_ID } from '../protocol/build.js';
 import { encodeFrame } from '../protocol/framing.js';
 import { socketTransport, type Transport } from '../protocol/transport.js';
-import { peerCred } from './peer-cred.js';
+import { peerCred } from '../os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
-import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from './link-messages.js';
-import { remoteProcessGeneration, type RemoteBinding } from './binding.js';
+import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../protocol/remote-link.js';
+import { remoteProcessGeneration, type RemoteBinding } from '../enrollment/remote-binding.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;

@@ -88,6 +88,25 @@ function runSsh(args: string[], onStart: (pid: number) => void): Promise<number>
   });
 }
 
+/** ssh's arguments: the person's options and destination, with what tmux-run needs around them. */
+function sshArgs(options: string[], destination: string, forward: string): string[] {
+  return [
+    // First: ssh keeps the first value it is given, and a shared master would carry another session's forwards.
+    '-o',
+    'ControlPath=none',
+    '-o',
+    'ClearAllForwardings=no',
+    ...options,
+    // After the person's: a refused forward still leaves an ordinary session, unless they said otherwise.
+    '-o',
+    'ExitOnForwardFailure=no',
+    '-R',
+    forward,
+    '--',
+    destination,
+  ];
+}
+
 export async function sshCommand(
   argv: readonly string[],
   io: Io,
@@ -130,21 +149,7 @@ export async function sshCommand(
     relay.close();
     return notEnrolled(`cannot listen in ${registryDir}: ${(e as Error).message}`);
   }
-  const args = [
-    // First: ssh keeps the first value it is given, and a shared master would carry another session's forwards.
-    '-o',
-    'ControlPath=none',
-    '-o',
-    'ClearAllForwardings=no',
-    ...line.options,
-    // After the person's: a refused forward still leaves an ordinary session, unless they said otherwise.
-    '-o',
-    'ExitOnForwardFailure=no',
-    '-R',
-    relay.forwardSpec(),
-    '--',
-    line.destination,
-  ];
+  const args = sshArgs(line.options, line.destination, relay.forwardSpec());
   try {
     return await runSsh(args, (pid) => relay.setSsh(pid));
   } finally {

@@ -12,7 +12,7 @@ import { CLI_BIN, productEnv } from '../support/product.js';
 import { ok } from '../mcp/support.js';
 import { callRun, listedPanes } from '../support/mcp.js';
 import { waitUntil } from '../support/waiting.js';
-import { sshdAvailable, userCmdlines, startSshd, type RemoteUser, type Sshd } from './sshd.js';
+import { asUser, sshdAvailable, userCmdlines, startSshd, type RemoteUser, type Sshd } from './sshd.js';
 import type { Pane } from '../support/pane.js';
 import type { McpHandle } from '../support/mcp.js';
 import type { PaneListing } from '../../src/broker/registry.js';
@@ -23,7 +23,9 @@ const USER = 'trr-zsh';
 const REMOTE_PROMPT = 'far> ';
 
 describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end', () => {
-  const scope = useServer();
+  const scope = useServer(
+    process.env.TMUX_RUN_SSH_LOG ? { env: { TMUX_RUN_SSH_LOG: process.env.TMUX_RUN_SSH_LOG } } : undefined,
+  );
   let sshd: Sshd;
   let user: RemoteUser;
   let mcp: McpHandle;
@@ -66,6 +68,13 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
   });
 
   it('a plain ssh login enrolls nothing and prints nothing of tmux-run', async () => {
+    // A socket another session left (stale: nothing listens) is older than this login's sshd.
+    asUser(user, [
+      'python3',
+      '-c',
+      `import socket; socket.socket(socket.AF_UNIX).bind('${user.home}/.local/share/tmux-run/f/${'0'.repeat(32)}.sock')`,
+    ]);
+    await new Promise((r) => setTimeout(r, 1100));
     pane = await scope.server.newPane();
     await pane.type(`ssh -F ${sshd.clientConfig} ${USER}`, { enter: true });
     await pane.waitFor((s) => s.endsWith(REMOTE_PROMPT.trimEnd()) || s.includes(REMOTE_PROMPT));

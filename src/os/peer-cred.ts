@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { PERL } from '../os/perl.js';
+import { PERL } from './perl.js';
 
 export interface PeerCred {
   pid: number;
@@ -22,7 +22,7 @@ let addon: Addon | null | undefined;
 function load(): Addon | null {
   if (addon === undefined) {
     try {
-      // From src/remote/ and from dist/src/remote/ alike, generated/ is two levels up.
+      // From src/os/ and from dist/src/os/ alike, generated/ is two levels up.
       addon = createRequire(import.meta.url)('../../generated/peer-cred.node') as Addon;
     } catch {
       addon = null;

@@ -74,7 +74,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
       '-c',
       `import socket; socket.socket(socket.AF_UNIX).bind('${user.home}/.local/share/tmux-run/f/${'0'.repeat(32)}.sock')`,
     ]);
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setTimeout(r, 3500)); // older than the next login's sshd, to the filter's resolution (a second or two)
     pane = await scope.server.newPane();
     await pane.type(`ssh -F ${sshd.clientConfig} ${USER}`, { enter: true });
     await pane.waitFor((s) => s.endsWith(REMOTE_PROMPT.trimEnd()) || s.includes(REMOTE_PROMPT));

@@ -34,8 +34,9 @@ export default tseslint.config(
     },
   },
   {
-    // Tests read loosely typed JSON (tool results, audit lines) and assert its shape.
-    files: ['test/**/*.ts'],
+    // Tests and their lab (lab/: what tests and benches drive) read loosely typed JSON (tool
+    // results, audit lines) and assert its shape.
+    files: ['test/**/*.ts', 'lab/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

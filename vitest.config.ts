@@ -31,7 +31,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: ['test/unit/**'],
-          globalSetup: ['test/support/global-setup.ts'],
+          globalSetup: ['lab/global-setup.ts'],
           pool: 'forks',
           maxWorkers: 2,
           fileParallelism: true,

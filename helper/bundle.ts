@@ -16,8 +16,8 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
-import { BUILD_ID } from '../src/protocol/build.js';
-import { log } from './log.js';
+import { BUILD_ID } from '../src/core/protocol/build.js';
+import { log } from './log/log.js';
 
 /** What helper/helper.ts exports, from the bundle (helper/bundle-entry.ts) or from its module. */
 export interface HelperModule {

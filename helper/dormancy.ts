@@ -1,4 +1,4 @@
-// A helper with nothing to do for the pane's idle time (TMUX_RUN_IDLE, src/enrollment/idle-time.ts)
+// A helper with nothing to do for the pane's idle time (TMUX_RUN_IDLE, src/core/enrollment/idle-time.ts)
 // lets itself go: it says `dormant` in its status file, removes its socket, tells the shell over
 // the channel (which then keeps its side open and can start a helper again: src/broker/wake.ts),
 // and exits. The enrollment's record, generations and secret stay; it holds no run by rule.
@@ -8,9 +8,9 @@
 // broker mid-call, a broker's kept link, which it closes after 10 s idle: src/broker/link-pool.ts,
 // a `tmux-run watch` or `attach`). The idle time counts from the last moment that was not so.
 import type { Server } from 'node:net';
-import { procStat } from '../src/os/proc.js';
-import { removeQuietly } from '../src/enrollment/record.js';
-import { parseIdle } from '../src/enrollment/idle-time.js';
+import { procStat } from '../src/core/os/proc.js';
+import { removeQuietly } from '../src/core/enrollment/record.js';
+import { parseIdle } from '../src/core/enrollment/idle-time.js';
 
 /** How often, at most, the helper looks whether it has been idle long enough. */
 const CHECK_MS = 1000;

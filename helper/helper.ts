@@ -4,12 +4,12 @@
 // one-file bundle, or as it is) and calls runHelper(); the start-up steps are in helper/start.ts.
 import { lstatSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { channelFiles, journalPath, recordPath, statusPath } from '../src/enrollment/layout.js';
-import { removeQuietly, writeRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
-import { AuditLog, auditPath } from '../src/audit/audit-log.js';
+import { channelFiles, journalPath, recordPath, statusPath } from '../src/core/enrollment/layout.js';
+import { removeQuietly, writeRecord, type EnrollmentRecord } from '../src/core/enrollment/record.js';
+import { AuditLog, auditPath } from '../src/core/audit/audit-log.js';
 import { HelperService } from './service.js';
 import { StatusPublisher } from './status.js';
-import { RunJournal } from '../src/enrollment/run-journal.js';
+import { RunJournal } from '../src/core/enrollment/run-journal.js';
 import {
   checkPlace,
   EnrollError,
@@ -23,11 +23,11 @@ import {
   type Ending,
   type Place,
 } from './start.js';
-import { log } from './log.js';
+import { log } from './log/log.js';
 import type { Shell } from './shell/shell.js';
 import { wakeEnrollment, wakeRecord } from './wake.js';
 import { idleSetting, watchIdle } from './dormancy.js';
-import { runFarHelper } from './remote/far-helper.js';
+import { runFarHelper } from './far-helper.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
@@ -196,7 +196,7 @@ function ender(cx: EndContext): (why: string, code: number) => void {
     cx.status.close();
     removeQuietly(statusPath(cx.dir, cx.enrollment));
     // Only a record leads anyone to the journal: without it the journal is of no use. The runs
-    // being stopped now are SIGKILLed on exit if their grace is not over (src/os/process-group.ts).
+    // being stopped now are SIGKILLed on exit if their grace is not over (src/core/os/process-group.ts).
     cx.journal.remove();
     removeQuietly(cx.sock);
     cx.server()?.close();

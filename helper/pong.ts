@@ -1,13 +1,13 @@
 // The answer to a ping: who this helper is and where its pane stands (tmux_enrolled_panes, panes).
 import { readlinkSync } from 'node:fs';
-import type { Reply } from '../src/protocol/messages.js';
-import type { EnrollmentRecord } from '../src/enrollment/record.js';
+import type { Reply } from '../src/core/protocol/messages.js';
+import type { EnrollmentRecord } from '../src/core/enrollment/record.js';
 import type { Shell } from './shell/shell.js';
 
 /** The pong for this helper: its pid, its shell's state and cwd, the queue, the shell's modes. */
 export function pongOf(
   record: EnrollmentRecord,
-  // promptRefused: the screen check's shells (helper/shell/prompt-probe.ts), once found.
+  // promptRefused: the screen check's shells (helper/shell/screen/prompt-probe.ts), once found.
   shell: Pick<Shell, 'mode'> & Partial<Pick<Shell, 'sandbox'>> & { readonly promptRefused?: string },
   state: Extract<Reply, { type: 'pong' }>['state'],
   queued: number,

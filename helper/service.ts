@@ -1,32 +1,28 @@
 // The helper's service, the coordinator: it takes each request off its link, keeps the queue (runs
 // one at a time, in arrival order, in the shell's current state), and settles every job exactly
-// once, recording it. Beside it: the job (job.ts), authorization (authorize.ts), waiters and
-// progress (waiters.ts), admission (admission.ts), requests about held runs (held-requests.ts) and
-// about their input and terminal (input-requests.ts), one job's dispatch (dispatch.ts), the run's
-// report (outcome.ts), a job's own end (ending.ts), the watch feed (watch/), the ping's answer
-// (pong.ts), the gc hint (gc-hint.ts).
-import type { Transport } from '../src/protocol/transport.js';
-import { checkRequest, type Reply, type Request } from '../src/protocol/messages.js';
-import type { RunJournal } from '../src/enrollment/run-journal.js';
-import type { ErrorCode } from '../src/protocol/errors.js';
-import type { AuditLog } from '../src/audit/audit-log.js';
-import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import { monotonicMs } from '../src/protocol/trace.js';
+// once, recording it. The how of each step is in helper/queue/ (the jobs) and the rooms it uses.
+import type { Transport } from '../src/core/protocol/transport.js';
+import { checkRequest, type Reply, type Request } from '../src/core/protocol/messages.js';
+import type { RunJournal } from '../src/core/enrollment/run-journal.js';
+import type { ErrorCode } from '../src/core/protocol/errors.js';
+import type { AuditLog } from '../src/core/audit/audit-log.js';
+import type { EnrollmentRecord } from '../src/core/enrollment/record.js';
+import { monotonicMs } from '../src/core/protocol/trace.js';
 import { HeldRuns } from './queue/held-runs.js';
 import type { RunOutcome } from './run/run-spec.js';
 import type { Shell } from './shell/shell.js';
 import { err, STOP_DETAIL, stopDetail, type Job, type StopReason } from './queue/job.js';
 import { finishJob, unranEnd, unstartedMessage } from './queue/ending.js';
-import { revokeAuthorized, UsedRunIds } from './authorize.js';
-import { dispatch, refuseJob, shellBusy, type DispatchContext } from './run/dispatch.js';
-import { reportOf } from './run/outcome.js';
+import { revokeAuthorized, UsedRunIds } from './queue/authorize.js';
+import { dispatch, refuseJob, shellBusy, type DispatchContext } from './queue/dispatch.js';
+import { reportOf } from './queue/outcome.js';
 import { GcHint } from './gc-hint.js';
 import { Waiters } from './queue/waiters.js';
 import { list, output, waitOrCancel, type HeldContext } from './queue/held-requests.js';
 import { BackgroundRuns } from './queue/background.js';
 import { pongOf } from './pong.js';
 import { WatchFeed } from './watch/feed.js';
-import { serveWatch, type WatchContext } from './watch/request.js';
+import { serveWatch, type WatchContext } from './queue/watch-request.js';
 import { admit, type AdmissionContext } from './queue/admission.js';
 import { detach, serveTerminal, type TerminalContext } from './queue/input-requests.js';
 import type { RunState } from './status.js';
@@ -36,7 +32,7 @@ export interface ServiceDeps {
   secret: Buffer;
   shell: Pick<Shell, 'ask' | 'notify' | 'revoked' | 'mode'> & Partial<Pick<Shell, 'sandbox' | 'afterRun'>>;
   audit: AuditLog;
-  /** Where the helper notes runs before and after it spawns them (src/enrollment/run-journal.ts). */
+  /** Where the helper notes runs before and after it spawns them (src/core/enrollment/run-journal.ts). */
   journal: Pick<RunJournal, 'note' | 'tryNote'>;
   /** The helper's log (stderr). */
   log: (message: string) => void;

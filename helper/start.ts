@@ -5,18 +5,18 @@ import { chmodSync, closeSync, fstatSync, lstatSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { CHANNEL, channelFiles, checkRegistryDir, socketPath } from '../src/enrollment/layout.js';
-import { bootId, procStat } from '../src/os/proc.js';
-import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/enrollment/generation.js';
-import { tmuxQuery } from '../src/os/tmux.js';
+import { CHANNEL, channelFiles, checkRegistryDir, socketPath } from '../src/core/enrollment/layout.js';
+import { bootId, procStat } from '../src/core/os/proc.js';
+import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/core/enrollment/generation.js';
+import { tmuxQuery } from '../src/core/os/tmux.js';
 import { SHELL_NAMES, type Shell } from './shell/shell.js';
-import { shellFor } from './shell/shell-for.js';
-import { removeQuietly, type EnrollmentRecord } from '../src/enrollment/record.js';
-import { LinkLimit } from '../src/protocol/transport.js';
-import { MAX_REQUEST_FRAME } from '../src/protocol/limits.js';
+import { shellFor } from './shell-for.js';
+import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
+import { LinkLimit } from '../src/core/protocol/transport.js';
+import { MAX_REQUEST_FRAME } from '../src/core/protocol/limits.js';
 import type { HelperService } from './service.js';
-import { BUILD_ID } from '../src/protocol/build.js';
-import { log } from './log.js';
+import { BUILD_ID } from '../src/core/protocol/build.js';
+import { log } from './log/log.js';
 
 /** Enrollment cannot go on; the shell has been told why. */
 export class EnrollError extends Error {}

@@ -1,8 +1,8 @@
-// The helper's side of the pane's status (src/enrollment/pane-status.ts): published when it
+// The helper's side of the pane's status (src/core/enrollment/pane-status.ts): published when it
 // changes, at most once per turn of the event loop, so a listing reads it instead of asking.
-import { writeStatus, type PaneStatus } from '../src/enrollment/pane-status.js';
-import type { EnrollmentRecord } from '../src/enrollment/record.js';
-import { procStat } from '../src/os/proc.js';
+import { writeStatus, type PaneStatus } from '../src/core/enrollment/pane-status.js';
+import type { EnrollmentRecord } from '../src/core/enrollment/record.js';
+import { procStat } from '../src/core/os/proc.js';
 
 export type RunState = Pick<PaneStatus, 'run' | 'queued' | 'admitted'>;
 

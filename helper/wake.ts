@@ -3,11 +3,11 @@
 // TMUX_RUN_WAKE=ENROLLMENT in its environment (never argv). It takes the enrollment's record as it
 // is, generations and secret unchanged, after checking that it is this very shell's, pane's and
 // channel's, and dormant; then it serves as the first helper did, under its own pid.
-import { readRecord, type EnrollmentRecord } from '../src/enrollment/record.js';
-import { recordPath } from '../src/enrollment/layout.js';
-import { readStatus } from '../src/enrollment/pane-status.js';
-import { procStat } from '../src/os/proc.js';
-import { BUILD_ID } from '../src/protocol/build.js';
+import { readRecord, type EnrollmentRecord } from '../src/core/enrollment/record.js';
+import { recordPath } from '../src/core/enrollment/layout.js';
+import { readStatus } from '../src/core/enrollment/pane-status.js';
+import { procStat } from '../src/core/os/proc.js';
+import { BUILD_ID } from '../src/core/protocol/build.js';
 import type { Args, Ending, Place } from './start.js';
 
 /** The enrollment a woken helper serves (and forgets the variable, which is the helper's only). */

@@ -3,8 +3,8 @@
 // anyway, into functions V8 compiles only when they are first called (the wire validator, about
 // 230 KB of generated code, and the framing), so that their compiled code comes from the cache
 // too. Nothing here touches a pane, a file or the network.
-import { encodeFrame, FrameDecoder } from '../src/protocol/framing.js';
-import { checkRequest } from '../src/protocol/messages.js';
+import { encodeFrame, FrameDecoder } from '../src/core/protocol/framing.js';
+import { checkRequest } from '../src/core/protocol/messages.js';
 
 const hex = (n: number): string => 'a'.repeat(n);
 

@@ -54,19 +54,22 @@ const moduleUrl = {
       const text = await readFile(args.path, 'utf8');
       const file = relative(dist, args.path);
       const own = text.replaceAll('import.meta.url', `${MODULE_URL_FUNCTION}(${JSON.stringify(file)})`);
-      return { contents: file === join('src', 'protocol', 'generated.js') ? generatedLoader(own) : own, loader: 'js' };
+      return {
+        contents: file === join('src', 'core', 'protocol', 'generated.js') ? generatedLoader(own) : own,
+        loader: 'js',
+      };
     });
   },
 };
-// The generated modules a helper loads (src/protocol/generated.ts requires them at run time) are
+// The generated modules a helper loads (src/core/protocol/generated.ts requires them at run time) are
 // bundled too, so that the wire validator's code comes from the cache; any other still loads from
 // its file.
 const BUNDLED_GENERATED = ['wire-validators', 'build-id'];
 const generatedLoader = (text) => {
   const renamed = text.replace('export function loadGenerated(', 'function loadGeneratedFile(');
-  if (renamed === text) throw new Error('build-helper: src/protocol/generated.ts no longer exports loadGenerated');
+  if (renamed === text) throw new Error('build-helper: src/core/protocol/generated.ts no longer exports loadGenerated');
   const id = (n) => `generated_${n.replace(/-/g, '_')}`;
-  const imports = BUNDLED_GENERATED.map((n) => `import * as ${id(n)} from '../../generated/${n}.cjs';`);
+  const imports = BUNDLED_GENERATED.map((n) => `import * as ${id(n)} from '../../../generated/${n}.cjs';`);
   const cases = BUNDLED_GENERATED.map((n) => `    case '${n}': return ${id(n)};`);
   return `${imports.join('\n')}\n${renamed}\nexport function loadGenerated(name) {\n  switch (name) {\n${cases.join('\n')}\n    default: return loadGeneratedFile(name);\n  }\n}\n`;
 };

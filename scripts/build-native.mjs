@@ -1,13 +1,13 @@
 // Builds the helper's native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
-// - helper/native/spawn.c, a plain run's spawn without forking the helper, with the files of
+// - helper/run/spawn.c, a plain run's spawn without forking the helper, with the files of
 //   spawn.h (the child, its ends, the watch of its exit), into spawn.node (with the Node-API
 //   headers of the Node that runs this script);
-// - helper/native/walls-waiter.c, the waiter of a pane's kept-alive sandbox, with the files of
+// - helper/walls/walls-waiter.c, the waiter of a pane's kept-alive sandbox, with the files of
 //   walls-waiter.h (a run's /bin/sh to be, the links to the helper), into walls-waiter;
-// - helper/native/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
+// - helper/walls/fd-channel.c, how a sandboxed terminal run's pseudo-terminal (made in the walls)
 //   reaches the helper, into fd-channel.node (with the same headers);
-// - helper/native/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), with the files of
+// - helper/shell/bash/bash-line.c, bash's loadable builtin (shell/tmux-run.bash), with the files of
 //   bash-line.h (drawing, the files it writes), into bash-line.so, with the build's id
 //   (generated/build-id.cjs, made just before) compiled in.
 // Which files make which part: scripts/native-parts.mjs.
@@ -68,7 +68,10 @@ for (const part of parts) {
     });
   } catch (e) {
     rmSync(out, { force: true });
-    skip(part, `${cc} could not build helper/native/${part.sources.join(', ')} (${e.code ?? `status ${e.status}`})`);
+    skip(
+      part,
+      `${cc} could not build ${part.sources.map((f) => `helper/${f}`).join(', ')} (${e.code ?? `status ${e.status}`})`,
+    );
     continue;
   }
   for (const dir of targets.slice(1)) {

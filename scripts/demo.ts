@@ -3,10 +3,10 @@
 // print the results, then clean everything up.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PaneListing } from '../src/broker/registry.js';
-import { listedPanes } from '../test/support/mcp.js';
-import { SNIPPET } from '../test/support/product.js';
-import { openScope, type Scope } from '../test/support/scope.js';
-import { waitUntil } from '../test/support/waiting.js';
+import { listedPanes } from '../lab/mcp.js';
+import { SNIPPET } from '../lab/product.js';
+import { openScope, type Scope } from '../lab/scope.js';
+import { waitUntil } from '../lab/waiting.js';
 
 const say = (s: string): void => void process.stdout.write(`${s}\n`);
 const PROMPT = 'demo$ ';

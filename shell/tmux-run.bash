@@ -6,8 +6,8 @@
 # Nothing is ever typed into this terminal. A small helper process answers the broker; to ask
 # this shell whether it is idle at its prompt, it leaves a request in a file and sends the shell
 # SIGWINCH; a WINCH trap (chained with yours, which keeps firing) answers in another file
-# (the protocol: helper/shell/signal.ts). bash's own language cannot see the line being edited:
-# the trap asks the loadable builtin _tmux_run_line (helper/native/bash-line.c, built with the
+# (the protocol: helper/shell/signal/signal.ts). bash's own language cannot see the line being edited:
+# the trap asks the loadable builtin _tmux_run_line (helper/shell/bash/bash-line.c, built with the
 # helper into dist/generated/bash-line.so), which reads readline's state exactly (editor_check
 # exact), draws notices and asks in ask mode with readline's own redisplay. The builtin is loaded
 # only from this install, only when the file and its directory are yours or root's and writable by
@@ -169,7 +169,7 @@ _tmux_run_launch() {
   return 0
 }
 
-# _tmux_run_dir: sets REPLY to the registry directory (as src/enrollment/layout.ts decides).
+# _tmux_run_dir: sets REPLY to the registry directory (as src/core/enrollment/layout.ts decides).
 _tmux_run_dir() {
   if [[ -n ${TMUX_RUN_DIR-} ]]; then REPLY=$TMUX_RUN_DIR
   elif [[ -n ${XDG_RUNTIME_DIR-} ]]; then REPLY=$XDG_RUNTIME_DIR/tmux-run
@@ -584,7 +584,7 @@ _tmux_run_modes() {
 }
 
 # _tmux_run_exact_load SCRATCH: loads the builtin _tmux_run_line from this install's
-# dist/generated/bash-line.so (helper/native/bash-line.c) and sets _tmux_run_exact to 1; or leaves
+# dist/generated/bash-line.so (helper/shell/bash/bash-line.c) and sets _tmux_run_exact to 1; or leaves
 # it empty with the reason in _tmux_run_exact_why (the screen check then). Loaded only when the
 # file and its directory are real ones, the person's or root's, writable by nobody else, and only
 # a build that matches this install's (dist/generated/build-id.cjs, which the build compiled in).
@@ -643,7 +643,7 @@ _tmux_run_exact_load() {
 
 # _tmux_run_exact_state: true when readline waits at an empty line with nothing under way; else
 # false with the reason in _tmux_run_reason (its caller's local; the statuses of
-# helper/native/bash-line.c, `state`).
+# helper/shell/bash/bash-line.c, `state`).
 _tmux_run_exact_state() {
   _tmux_run_line state
   case $? in

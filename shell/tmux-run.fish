@@ -8,7 +8,7 @@
 # enrollment and sends this shell SIGWINCH; the handler below answers in another file whether the
 # shell sits at its prompt (the prompt as fish draws it goes with the answer: the helper reads the
 # line from the screen, through read-only tmux calls, since a fish 3 handler cannot see it), with
-# the current directory and exported environment (the protocol: helper/shell/signal.ts).
+# the current directory and exported environment (the protocol: helper/shell/signal/signal.ts).
 # TMUX_RUN_NOTIFY=off hides the notices drawn when a run starts and ends. Ask mode
 # (TMUX_RUN_APPROVE=ask) is not available in fish: every run is refused approval_unavailable
 # (fish 3's `read` has no timeout: a question could neither expire nor be withdrawn).
@@ -38,7 +38,7 @@ function _tmux_run_refusal --description 'tmux-run: prints why this fish cannot 
     end
 end
 
-function _tmux_run_dir --description 'tmux-run: prints the registry directory (as src/enrollment/layout.ts decides)'
+function _tmux_run_dir --description 'tmux-run: prints the registry directory (as src/core/enrollment/layout.ts decides)'
     set -l uid (string match -r '^Uid:\s+\d+\s+(\d+)' </proc/$fish_pid/status)[2]
     if test -n "$TMUX_RUN_DIR"
         echo $TMUX_RUN_DIR
@@ -327,7 +327,7 @@ end
 # what the helper left in the message file: its first line (R or E), a revocation (X), a
 # request (Q NONCE [fresh]) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize
 # finds nothing new and does nothing. Prints nothing but a notice. The file is read whole by one
-# `read` and its lines (in the order helper/shell/signal.ts writes them) taken apart by one
+# `read` and its lines (in the order helper/shell/signal/signal.ts writes them) taken apart by one
 # `string match`, whose named groups set the _tmux_run_m_ variables (local: no global has those
 # names; a group named like a variable that exists sets that one, so never a name of the
 # person's): each builtin or function a handler runs costs fish tens of microseconds, and a

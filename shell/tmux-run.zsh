@@ -354,7 +354,7 @@ _tmux_run_say() {
 
 # _tmux_run_dir: sets REPLY to the registry directory: TMUX_RUN_DIR, else
 # $XDG_RUNTIME_DIR/tmux-run, else /run/user/UID/tmux-run when that runtime directory is a real
-# directory of this user's, else /tmp/tmux-run-UID (as src/enrollment/layout.ts decides).
+# directory of this user's, else /tmp/tmux-run-UID (as src/core/enrollment/layout.ts decides).
 _tmux_run_dir() {
   emulate -L zsh
   if [[ -n $TMUX_RUN_DIR ]]; then REPLY=$TMUX_RUN_DIR
@@ -679,7 +679,7 @@ _tmux_run_precmd() {
 }
 
 # _tmux_run_modes: sets REPLY to what listings show of this prompt's modes, `MODE SANDBOX`
-# (src/enrollment/shell-modes.ts): ask or auto, and the sandbox, `invalid` when not a known one.
+# (src/core/enrollment/shell-modes.ts): ask or auto, and the sandbox, `invalid` when not a known one.
 _tmux_run_modes() {
   emulate -L zsh
   local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off}

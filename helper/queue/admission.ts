@@ -1,21 +1,21 @@
 // A run or start request's admission: the checks before it may wait its turn (the service still
 // running, the token, a fresh run id, the shell alive), then its job; a held one is noted in the run
 // journal and the audit trail at once. A refusal is audited, answered and shown to watchers.
-import type { Transport } from '../../src/protocol/transport.js';
-import type { Request } from '../../src/protocol/messages.js';
-import type { ErrorCode } from '../../src/protocol/errors.js';
-import type { AuditLog } from '../../src/audit/audit-log.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import type { RunJournal } from '../../src/enrollment/run-journal.js';
-import { monotonicMs } from '../../src/protocol/trace.js';
-import { checkRun, type UsedRunIds } from '../authorize.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { Request } from '../../src/core/protocol/messages.js';
+import type { ErrorCode } from '../../src/core/protocol/errors.js';
+import type { AuditLog } from '../../src/core/audit/audit-log.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import type { RunJournal } from '../../src/core/enrollment/run-journal.js';
+import { monotonicMs } from '../../src/core/protocol/trace.js';
+import { checkRun, type UsedRunIds } from './authorize.js';
 import type { WatchFeed } from '../watch/feed.js';
 import type { HeldRuns } from './held-runs.js';
 import { runMode } from './background.js';
 import { clientEntry, err, type Job } from './job.js';
 import { InputFeed } from '../run/input-feed.js';
 import { RunTerminal } from '../run/terminal.js';
-import { DEFAULT_TERMINAL_SIZE } from '../../src/protocol/limits.js';
+import { DEFAULT_TERMINAL_SIZE } from '../../src/core/protocol/limits.js';
 
 /**
  * A start request's input: a feed for pipe and terminal runs (input given before the run starts

@@ -1,9 +1,9 @@
 // Background runs (tmux_run_start background: true): once spawned they leave the pane's queue and
 // go on beside it until they end; at most MAX_BACKGROUND_RUNS at once per pane. This keeps them,
 // decides a start request's overflow and background, and words the refusal of one too many.
-import type { Overflow, Request } from '../../src/protocol/messages.js';
-import type { Refusal } from '../authorize.js';
-import { MAX_BACKGROUND_RUNS } from '../../src/protocol/limits.js';
+import type { Overflow, Request } from '../../src/core/protocol/messages.js';
+import type { Refusal } from './authorize.js';
+import { MAX_BACKGROUND_RUNS } from '../../src/core/protocol/limits.js';
 
 /**
  * A run request's overflow and background: background implies tail, and so does input pipe or

@@ -2,11 +2,11 @@
 // and terminal closed, its journal entry, a held run's reply kept, its trace stamped), what the
 // audit trail says of a run that never ran, and the words for one cancelled before it started.
 // The service (helper/service.ts) says when, and tells the waiters and the watch feed.
-import type { Reply } from '../../src/protocol/messages.js';
-import type { ErrorCode } from '../../src/protocol/errors.js';
-import type { AuditEntry } from '../../src/audit/audit-log.js';
-import type { RunJournal } from '../../src/enrollment/run-journal.js';
-import { monotonicMs, type Stamps } from '../../src/protocol/trace.js';
+import type { Reply } from '../../src/core/protocol/messages.js';
+import type { ErrorCode } from '../../src/core/protocol/errors.js';
+import type { AuditEntry } from '../../src/core/audit/audit-log.js';
+import type { RunJournal } from '../../src/core/enrollment/run-journal.js';
+import { monotonicMs, type Stamps } from '../../src/core/protocol/trace.js';
 import type { HeldRuns } from './held-runs.js';
 import { clientEntry, type Job, type StopReason } from './job.js';
 

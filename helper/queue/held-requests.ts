@@ -2,13 +2,13 @@
 // (tmux_run_cancel), list (tmux_runs) and output (tmux_run_output). Each is authorized on its own
 // (authorize.ts); wait and cancel are audited: what they found, and what they answered with (list
 // and output only read).
-import type { Transport } from '../../src/protocol/transport.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
-import type { HeldOp } from '../../src/protocol/token.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import type { AuditLog } from '../../src/audit/audit-log.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
+import type { HeldOp } from '../../src/core/protocol/token.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import type { AuditLog } from '../../src/core/audit/audit-log.js';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, type HeldRuns } from './held-runs.js';
-import { checkHeld } from '../authorize.js';
+import { checkHeld } from './authorize.js';
 import { err, info, type Job } from './job.js';
 import { chunkWindow } from '../output/stream-window.js';
 import type { Waiters } from './waiters.js';

@@ -5,7 +5,7 @@
 // per stream whatever its overflow (stream-store.ts), so HELD_MAX_FINISHED x 512 KiB = 16 MiB of
 // finished results, plus the current run and MAX_BACKGROUND_RUNS background runs, 9 x 512 KiB =
 // 4.5 MiB, while they run: 20.5 MiB per pane.
-import type { RunState } from '../../src/protocol/messages.js';
+import type { RunState } from '../../src/core/protocol/messages.js';
 
 /** Finished results kept at most, per pane (one helper per pane). */
 export const HELD_MAX_FINISHED = 32;

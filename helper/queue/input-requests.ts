@@ -2,8 +2,8 @@
 // or terminal), screen (tmux_run_screen: a terminal run's screen), attach (tmux-run attach: the
 // person's terminal joined to a terminal run) and keys (what the attached person types). Each is
 // authorized on its own like a wait (authorize.ts); a refused input takes nothing of the call.
-import type { Transport } from '../../src/protocol/transport.js';
-import type { LiveState, Reply, Request } from '../../src/protocol/messages.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { LiveState, Reply, Request } from '../../src/core/protocol/messages.js';
 import { authorized, unknownRun, type HeldContext } from './held-requests.js';
 import { err, type Job } from './job.js';
 

@@ -1,6 +1,6 @@
 // A job: one run request as the helper holds it, from its arrival to its final reply, with who
 // waits for it, why it was stopped, and the snapshots (pending, progress, list) taken of it.
-import type { Transport } from '../../src/protocol/transport.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
 import type {
   ErrorReply,
   HeldRunInfo,
@@ -13,12 +13,12 @@ import type {
   StreamTail,
   WatchApproval,
   WatchEvent,
-} from '../../src/protocol/messages.js';
-import type { Binding } from '../../src/protocol/token.js';
-import type { ErrorCode } from '../../src/protocol/errors.js';
-import { TAIL_BYTES } from '../../src/protocol/limits.js';
-import { shownClient } from '../../src/protocol/client.js';
-import type { Stamps } from '../../src/protocol/trace.js';
+} from '../../src/core/protocol/messages.js';
+import type { Binding } from '../../src/core/protocol/token.js';
+import type { ErrorCode } from '../../src/core/protocol/errors.js';
+import { TAIL_BYTES } from '../../src/core/protocol/limits.js';
+import { shownClient } from '../../src/core/protocol/client.js';
+import type { Stamps } from '../../src/core/protocol/trace.js';
 import { HeldRuns } from './held-runs.js';
 import type { Run } from '../run/runner.js';
 import type { StreamStore } from '../output/stream-store.js';
@@ -71,7 +71,7 @@ export interface Job {
   run?: Run;
   /** Withdraws the question put to the shell for this job, if one is pending. */
   withdraw?: AbortController;
-  /** Who asked: the MCP client's `name version` (src/protocol/client.ts), when it named itself. */
+  /** Who asked: the MCP client's `name version` (src/core/protocol/client.ts), when it named itself. */
   client?: string;
   /** How the run was let through and the walls it runs in, once dispatched (the watch feed shows them). */
   approval?: WatchApproval;

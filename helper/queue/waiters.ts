@@ -1,7 +1,7 @@
 // Who waits for each job, on which link: the frames that are not final (started, progress), the
 // pending snapshot after a wait's wait_ms, the final reply, and what a closing link lets go of.
-import type { Transport } from '../../src/protocol/transport.js';
-import type { Reply } from '../../src/protocol/messages.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { Reply } from '../../src/core/protocol/messages.js';
 import { pendingOf, progressOf, type Job, type Waiter } from './job.js';
 
 /** Progress frames are sent this often while a run waits or runs. */

@@ -2,7 +2,7 @@
 // which Node does not offer. Panes on other hosts (docs/remote.md) prove with it which process is
 // at each end of the forwarded socket: on the local side the relay of `tmux-run ssh` accepts only
 // its own ssh client; on the far end the helper keeps only the socket whose listener is its login
-// shell's sshd. Where it is not built (no compiler), src/os/peer-cred.ts asks perl instead.
+// shell's sshd. Where it is not built (no compiler), src/core/os/peer-cred.ts asks perl instead.
 //
 //   peer(fd) -> [pid, uid, gid]   throws on an error (not a socket, not connected)
 //

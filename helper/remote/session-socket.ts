@@ -7,8 +7,8 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { removeQuietly } from '../../src/enrollment/record.js';
-import { peerCred } from '../../src/os/peer-cred.js';
+import { removeQuietly } from '../../src/core/enrollment/record.js';
+import { peerCred } from '../../src/core/os/peer-cred.js';
 
 export interface SessionSocket {
   path: string;

@@ -5,8 +5,8 @@
 // SCREEN_SCROLLBACK (BENCHMARKS.md: what one holds).
 import { createRequire } from 'node:module';
 import type { Terminal as XTerminal } from '@xterm/headless';
-import type { ScreenReply, TerminalSize } from '../../src/protocol/messages.js';
-import { SCREEN_SCROLLBACK } from '../../src/protocol/limits.js';
+import type { ScreenReply, TerminalSize } from '../../src/core/protocol/messages.js';
+import { SCREEN_SCROLLBACK } from '../../src/core/protocol/limits.js';
 
 type Headless = typeof import('@xterm/headless');
 type Unicode11 = typeof import('@xterm/addon-unicode11');

@@ -4,7 +4,7 @@
 // reads the exact cwd and NAME=VALUE entries from descriptor 3, enters the directory, sets the
 // environment and execs /bin/sh (same pid, so the session, group and exit status are the script's).
 // Also the kernel's limits on one string of the environment, named before anything is spawned.
-import { PERL } from '../../src/os/perl.js';
+import { PERL } from '../../src/core/os/perl.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
 
 export { PERL };

@@ -5,9 +5,9 @@
 // watch feed each chunk as it is taken; the newest INPUT_REPLAY_BYTES are kept in memory for a
 // watcher of this one run who comes later (`tmux-run watch --run ID`), never written anywhere.
 import type { Writable } from 'node:stream';
-import type { ErrorCode } from '../../src/protocol/errors.js';
-import type { InputMode } from '../../src/protocol/messages.js';
-import { INPUT_BACKLOG_BYTES, INPUT_REPLAY_BYTES } from '../../src/protocol/limits.js';
+import type { ErrorCode } from '../../src/core/protocol/errors.js';
+import type { InputMode } from '../../src/core/protocol/messages.js';
+import { INPUT_BACKLOG_BYTES, INPUT_REPLAY_BYTES } from '../../src/core/protocol/limits.js';
 import { StreamStore } from '../output/stream-store.js';
 
 export interface InputRefusal {

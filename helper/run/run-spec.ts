@@ -1,7 +1,8 @@
-// What a run is given (RunSpec), where a walled run goes (RunLauncher) and what it comes to
-// (RunOutcome): the types of helper/run/runner.ts, shared with the queue, the sandbox and the tests.
-import type { Overflow, Completion } from '../../src/protocol/messages.js';
-import type { WallsRunEvents } from '../sandbox/spare.js';
+// What a run is given (RunSpec), where a walled run goes (RunLauncher, and what it hears back:
+// WallsRunEvents) and what it comes to (RunOutcome): the types of helper/run/runner.ts, shared with
+// the queue, the walls (which implement the launcher) and the tests.
+import type { Overflow, Completion } from '../../src/core/protocol/messages.js';
+import type { Socket } from 'node:net';
 import type { SnapshotFields } from '../shell/snapshot.js';
 import type { InputFeed } from './input-feed.js';
 import type { RunTerminal } from './terminal.js';
@@ -17,7 +18,7 @@ export interface RunSpec {
   stderrLimit: number;
   /** tail: a stream over its limit keeps its last bytes and the run goes on (default stop). */
   overflow?: Overflow;
-  /** Run inside the pane's walls (helper/sandbox/walls.ts) rather than as a /bin/sh of its own. */
+  /** Run inside the pane's walls (helper/walls/walls.ts) rather than as a /bin/sh of its own. */
   launcher?: RunLauncher;
   /** input pipe or terminal: what the run is given to read (absent: stdin is /dev/null). */
   input?: InputFeed;
@@ -32,6 +33,24 @@ export interface RunLauncher {
   /** `input`: the run's stdin (absent: /dev/null); a terminal is made in the walls, its master sent back (events.terminal). */
   launch(script: string, umask: number | undefined, events: WallsRunEvents, input?: WallsInput): void;
 }
+
+/** What a run in the walls hears of its progress. */
+export interface WallsRunEvents {
+  output(which: 'stdout' | 'stderr', chunk: Buffer): void;
+  /** The run's /bin/sh started: its process group, as this helper's pid namespace numbers it. */
+  started(pgid: number): void;
+  /** Everything the run started is gone: its raw wait status, or why it has none. */
+  ended(end: WallsEnd): void;
+  /** Whether the run is still wanted (not stopped): one stopped before it started is not started again. */
+  wanted?(): boolean;
+  /** input pipe: the run's stdin, a connection its child made (written, half-closed at eof). */
+  stdin?(sink: Socket): void;
+  /** input terminal: the master of the run's own terminal, made in the walls (helper/walls/channel.ts). */
+  terminal?(masterFd: number): void;
+}
+
+/** A run's end: its raw wait status, or why it has none (`ran`: it may have run; `sandbox`: the walls failed, not the run's exec). */
+export type WallsEnd = { completion: Completion } | { failed: string; ran: boolean; sandbox: boolean };
 
 /** What a walled run's stdin is: a pipe the helper writes, or a terminal of its own of that size. */
 export type WallsInput = { kind: 'pipe' } | { kind: 'terminal'; cols: number; rows: number };

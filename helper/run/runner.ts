@@ -2,19 +2,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { Completion } from '../../src/protocol/messages.js';
-import { groupAlive } from '../../src/os/proc.js';
-import { KILL_GRACE_MS, terminateGroup } from '../../src/os/process-group.js';
-import { monotonicMs } from '../../src/protocol/trace.js';
+import type { Completion } from '../../src/core/protocol/messages.js';
+import { groupAlive } from '../../src/core/os/proc.js';
+import { KILL_GRACE_MS, terminateGroup } from '../../src/core/os/process-group.js';
+import { monotonicMs } from '../../src/core/protocol/trace.js';
 import { Socket } from 'node:net';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { StreamStore } from '../output/stream-store.js';
-import type { WallsEnd, WallsRunEvents } from '../sandbox/spare.js';
 import type { SnapshotFields } from '../shell/snapshot.js';
-import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
+import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/core/os/native-spawn.js';
 import { e2bigDetail, EXACT_EXEC, exactFailure, exactSpec, PERL } from './exact-exec.js';
 import type { RunTerminal } from './terminal.js';
-import type { EndReason, RunLauncher, RunOutcome, RunSpec, WallsInput } from './run-spec.js';
+import type { EndReason, RunLauncher, RunOutcome, RunSpec, WallsEnd, WallsInput, WallsRunEvents } from './run-spec.js';
 
 /** A started plain run: its pid, the streams the helper reads, and where its input goes (if any). */
 interface Started {
@@ -33,7 +32,7 @@ export const TERMINAL_DRAIN_MS = 500;
 const signalNumber = (name: NodeJS.Signals): number => (osConstants.signals as Record<string, number>)[name] ?? 255;
 
 let chosen: SpawnKind | undefined;
-/** The helper's spawn for plain runs, decided once per process (src/os/native-spawn.ts). */
+/** The helper's spawn for plain runs, decided once per process (src/core/os/native-spawn.ts). */
 const helperSpawn = (): SpawnKind => (chosen ??= spawnKind().kind);
 
 export class Run {
@@ -45,7 +44,7 @@ export class Run {
   private stdin: Writable | undefined;
   /** Takes the plain run's exit (from Node's child process or the native spawn's watch). */
   private exitHandler: ((c: Completion) => void) | undefined;
-  /** How this run is spawned when plain (tests choose; the helper takes src/os/native-spawn.ts's choice). */
+  /** How this run is spawned when plain (tests choose; the helper takes src/core/os/native-spawn.ts's choice). */
   private readonly spawn: SpawnKind;
   /** What the run keeps of each stream (at most its limit), and how many bytes it produced. */
   readonly stdout: StreamStore;
@@ -154,7 +153,7 @@ export class Run {
   }
 
   /**
-   * /bin/sh through the native vfork (src/os/native-spawn.ts): no fork of the helper. A snapshot
+   * /bin/sh through the native vfork (src/core/os/native-spawn.ts): no fork of the helper. A snapshot
    * that is not UTF-8 goes as its bytes, with no exec wrapper.
    */
   private spawnNative(): Started {

@@ -4,8 +4,8 @@
 // person's terminal while they are attached (tmux-run attach).
 import { closeSync, readSync } from 'node:fs';
 import tty from 'node:tty';
-import type { TerminalSize } from '../../src/protocol/messages.js';
-import { dupFd, terminalEcho } from '../../src/os/native-spawn.js';
+import type { TerminalSize } from '../../src/core/protocol/messages.js';
+import { dupFd, terminalEcho } from '../../src/core/os/native-spawn.js';
 import { Emulator, type ScreenView } from './emulator.js';
 
 /** The TERM a terminal run gets: what its emulator (@xterm/headless, xterm.js) speaks. */

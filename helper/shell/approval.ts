@@ -1,5 +1,5 @@
 // Ask mode's details for the person: what the shell shows before it asks for y, n or a.
-import { visibleLine } from '../../src/protocol/escape.js';
+import { visibleLine } from '../../src/core/protocol/escape.js';
 
 /** Script lines shown in the question. */
 export const PREVIEW_LINES = 5;
@@ -21,7 +21,7 @@ export interface RunDetails {
   runId: string;
   digest: string;
   script: string;
-  /** Who asked (src/protocol/client.ts), when the client named itself. */
+  /** Who asked (src/core/protocol/client.ts), when the client named itself. */
   client?: string;
   /** What the run reads, when it takes input (tmux_run_start's input pipe or terminal). */
   input?: 'pipe' | 'terminal';

@@ -4,9 +4,9 @@
 // snapshot file the shell writes before a K. A shell's module carries the lines (zsh: FIFOs;
 // bash, fish: files and a signal) and hands each answer line to deliver().
 import { closeSync, constants, openSync, readFileSync, unlinkSync } from 'node:fs';
-import { freshId } from '../../src/enrollment/generation.js';
-import { CHANNEL } from '../../src/enrollment/layout.js';
-import { monotonicMs } from '../../src/protocol/trace.js';
+import { freshId } from '../../src/core/enrollment/generation.js';
+import { CHANNEL } from '../../src/core/enrollment/layout.js';
+import { monotonicMs } from '../../src/core/protocol/trace.js';
 import { APPROVAL_MARGIN_MS, MAX_APPROVAL_S, previewFields } from './approval.js';
 import type { Approval, AskOptions, AskResult } from './shell.js';
 import { parseSnapshot, type Snapshot } from './snapshot.js';

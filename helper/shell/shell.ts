@@ -1,28 +1,27 @@
-// The one interface the helper's coordinators (helper/main.ts, helper/run/dispatch.ts,
+// The one interface the helper's coordinators (helper/main.ts, helper/queue/dispatch.ts,
 // helper/service.ts) talk to the enrolled shell through. It names no implementation: the switch
-// that picks a shell's module by name is helper/shell/shell-for.ts, beside it, and the modules
-// (helper/shell/zsh.ts, helper/shell/signal.ts) import this file, never the switch.
-import type { SandboxShown } from '../sandbox/policy.js';
+// that picks a shell's module by name is helper/shell-for.ts, above this folder, and the modules
+// (helper/shell/zsh/, helper/shell/bash/, helper/shell/fish/) import this file, never the switch.
 import type { RunDetails } from './approval.js';
 import type { Snapshot } from './snapshot.js';
 
 export type { Snapshot } from './snapshot.js';
 
-import type { EditorCheck, ShellName } from '../../src/enrollment/record.js';
+import type { EditorCheck, ShellName } from '../../src/core/enrollment/record.js';
+import type { ApproveMode, SandboxShown } from '../../src/core/enrollment/shell-modes.js';
 
-export { SHELL_NAMES, type EditorCheck, type ShellName } from '../../src/enrollment/record.js';
+export { SHELL_NAMES, type EditorCheck, type ShellName } from '../../src/core/enrollment/record.js';
+export type { ApproveMode, SandboxShown } from '../../src/core/enrollment/shell-modes.js';
 
 /**
  * How a run was let through: `auto` (the shell does not ask), `yes` (the person pressed y),
  * `always` (the person pressed a), `remembered` (a earlier, for this exact digest).
  */
 export type Approval = 'auto' | 'yes' | 'always' | 'remembered';
-/** `answeredAt` (ok): when the editor's answer arrived (src/protocol/trace.ts clock), before the snapshot was read. */
+/** `answeredAt` (ok): when the editor's answer arrived (src/core/protocol/trace.ts clock), before the snapshot was read. */
 export type AskResult =
   | { ok: true; snapshot: Snapshot; approval: Approval; answeredAt?: number }
   | { ok: false; reason: string; timeoutS?: number };
-/** The shell's approval mode as of its last prompt. */
-export type ApproveMode = 'ask' | 'auto' | 'unknown';
 
 export interface AskOptions {
   /** The run the person is asked about, when the shell asks. */
@@ -45,7 +44,7 @@ export interface Shell {
   readonly sandbox: SandboxShown;
   /** Called once when the shell's side of the channel is gone. */
   onclose?: () => void;
-  /** Called once when the screen check finds it cannot serve the shell's prompt (helper/shell/prompt-probe.ts). */
+  /** Called once when the screen check finds it cannot serve the shell's prompt (helper/shell/screen/prompt-probe.ts). */
   onPromptRefused?: (reason: string) => void;
   /** Opens the channel the shell made; throws (with the errno's code) when it cannot. */
   open(): void;

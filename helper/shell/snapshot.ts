@@ -15,7 +15,7 @@ export interface SnapshotFields {
  * What the shell reported at dispatch, decoded as UTF-8 (what the audit trail and messages show);
  * `bytes` is the same snapshot with one character per byte (latin1, lossless), present only when
  * some byte of it is not UTF-8: then the UTF-8 strings are not the shell's own, and whatever runs
- * takes the bytes from there (helper/run/exact-exec.ts). DESIGN Semantics 5: bytes, exactly.
+ * takes the bytes from there (helper/run/exact-exec.ts). docs/tools.md, `tmux_run`: bytes, exactly.
  */
 export type Snapshot = SnapshotFields & { bytes?: SnapshotFields };
 

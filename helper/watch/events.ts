@@ -1,7 +1,7 @@
 // The watch feed's events (pure): what `tmux-run watch` is told of a run's start, its output, the
 // output a watcher missed, its end, and a refusal. Script text goes only to watchers (the person),
 // as its first lines escaped and cut as in the ask question; never to the audit trail.
-import type { Reply, WatchApproval, WatchEvent, WatchStream } from '../../src/protocol/messages.js';
+import type { Reply, WatchApproval, WatchEvent, WatchStream } from '../../src/core/protocol/messages.js';
 import { scriptPreview } from '../shell/approval.js';
 
 /** What an event needs to know of a job (helper/queue/job.ts). */

@@ -2,9 +2,9 @@
 // runs (events.ts). A watcher never slows a run nor holds its memory: output goes to a watcher only
 // while its link has less than WATCH_BACKLOG bytes waiting; what does not fit is counted, never
 // queued, and the watcher is told how many bytes it missed before its next output or the run's end.
-import type { Transport } from '../../src/protocol/transport.js';
-import type { Reply, RunState, StreamName, WatchEvent, WatchStream } from '../../src/protocol/messages.js';
-import { OUTPUT_CHUNK_BYTES } from '../../src/protocol/limits.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { Reply, RunState, StreamName, WatchEvent, WatchStream } from '../../src/core/protocol/messages.js';
+import { OUTPUT_CHUNK_BYTES } from '../../src/core/protocol/limits.js';
 import type { StreamStore } from '../output/stream-store.js';
 import { endEvent, missedEvent, outputEvent, refusedEvent, startEvent, type Watched } from './events.js';
 

@@ -1,18 +1,18 @@
 // The path every call about a pane shares (tmux_run, tmux_run_start, wait, cancel): check the
 // script, find the target's live enrollment in the registry, and sign what the helper will check.
-import { RegistryDirError } from '../enrollment/layout.js';
-import { freshId, scriptDigest } from '../enrollment/generation.js';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { signBinding, signHeld, type Binding, type HeldOp } from '../protocol/token.js';
-import type { HeldAuth } from '../protocol/messages.js';
-import type { ErrorCode } from '../protocol/errors.js';
-import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../protocol/limits.js';
+import { RegistryDirError } from '../core/enrollment/layout.js';
+import { freshId, scriptDigest } from '../core/enrollment/generation.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { signBinding, signHeld, type Binding, type HeldOp } from '../core/protocol/token.js';
+import type { HeldAuth } from '../core/protocol/messages.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
+import { DEFAULT_OUTPUT_LIMIT, MAX_SCRIPT_BYTES } from '../core/protocol/limits.js';
 import { recordProblem, recordsFor } from './registry.js';
-import { BUILD_ID } from '../protocol/build.js';
+import { BUILD_ID } from '../core/protocol/build.js';
 import { authorizationOf, failure, type Authorization, type Target, type ToolResult } from './result.js';
 import { escapeControls } from './escape.js';
-import { readStatus } from '../enrollment/pane-status.js';
-import { isDormant } from '../enrollment/dormant.js';
+import { readStatus } from '../core/enrollment/pane-status.js';
+import { isDormant } from '../core/enrollment/dormant.js';
 
 /** A refusal made before anything was sent: audited and logged by the caller's `refuse`. */
 export type Refuse = (code: ErrorCode, message: string) => ToolResult;

@@ -2,30 +2,17 @@
 // code generated from them at build time (scripts/build-validators.mjs).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../os/package-root.js';
-import { loadGenerated } from '../protocol/generated.js';
+import { packageRoot } from '../core/os/package-root.js';
+import { loadGenerated } from '../core/protocol/generated.js';
 import type { ErrorObject } from 'ajv/dist/2020.js';
 import type * as Generated from '../../generated/contract-validators.cjs';
 
-export const loadSchema = (name: string): Record<string, unknown> =>
+/** One of the contract's schemas as the package ships it (the two tools/list gives whole; the rest are lean: src/mcp/lean-schemas.ts). */
+const loadSchema = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(join(packageRoot(), 'schemas', name), 'utf8')) as Record<string, unknown>;
 
 export const runInputSchema = loadSchema('tmux_run.input.schema.json');
 export const runOutputSchema = loadSchema('tmux_run.output.schema.json');
-export const panesOutputSchema = loadSchema('tmux_enrolled_panes.output.schema.json');
-export const panesInputSchema = loadSchema('tmux_enrolled_panes.input.schema.json');
-export const startInputSchema = loadSchema('tmux_run_start.input.schema.json');
-export const waitInputSchema = loadSchema('tmux_run_wait.input.schema.json');
-export const cancelInputSchema = loadSchema('tmux_run_cancel.input.schema.json');
-export const longOutputSchema = loadSchema('tmux_run_long.output.schema.json');
-export const runsInputSchema = loadSchema('tmux_runs.input.schema.json');
-export const runsOutputSchema = loadSchema('tmux_runs.output.schema.json');
-export const outputInputSchema = loadSchema('tmux_run_output.input.schema.json');
-export const outputOutputSchema = loadSchema('tmux_run_output.output.schema.json');
-export const inputInputSchema = loadSchema('tmux_run_input.input.schema.json');
-export const inputOutputSchema = loadSchema('tmux_run_input.output.schema.json');
-export const screenInputSchema = loadSchema('tmux_run_screen.input.schema.json');
-export const screenOutputSchema = loadSchema('tmux_run_screen.output.schema.json');
 
 type Validator = Generated.Validator;
 type Compiled = Record<
@@ -57,7 +44,7 @@ const compiled = loadGenerated<Compiled>('contract-validators');
 export type Validation = { ok: true } | { ok: false; message: string };
 
 /** Says which input, what was expected (never the value that arrived: it may be a script). */
-export function describeErrors(errors: ErrorObject[] | null | undefined): string {
+function describeErrors(errors: ErrorObject[] | null | undefined): string {
   const e = errors?.[0];
   if (!e) return 'is invalid';
   const where = e.instancePath === '' ? 'arguments' : `argument ${e.instancePath.slice(1).replace(/\//g, '.')}`;

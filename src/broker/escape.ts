@@ -1,7 +1,7 @@
 // Escaping of text that came from outside (tmux names, paths, audit entries) before it is shown:
 // in a terminal by the CLI, or to an MCP client in a result's message or a listing's text.
 
-export { escapeControls, escapeOutput } from '../protocol/escape.js';
+export { escapeControls, escapeOutput } from '../core/protocol/escape.js';
 
 const hex2 = (c: string): string => c.charCodeAt(0).toString(16).padStart(2, '0');
 

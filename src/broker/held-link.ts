@@ -2,11 +2,11 @@
 // tmux_run_cancel): the request goes out, and the helper's frames become the call's result (the
 // final result, a pending snapshot or a refusal); a link that breaks, or a helper that is gone,
 // becomes helper_lost or helper_unreachable, with what it left running stopped.
-import { localGroup } from '../remote/listing.js';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { Reply, Request } from '../protocol/messages.js';
-import type { Transport } from '../protocol/transport.js';
-import { terminateGroup } from '../os/process-group.js';
+import { localGroup } from '../core/enrollment/remote-listing.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import type { Reply, Request } from '../core/protocol/messages.js';
+import type { Transport } from '../core/protocol/transport.js';
+import { terminateGroup } from '../core/os/process-group.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { heldAuthorization, type Refuse } from './authorize.js';

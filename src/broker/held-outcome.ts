@@ -1,8 +1,8 @@
 // What the audit trail knows of a held run whose enrollment is gone: a wait or cancel for it
 // reaches no helper (nothing is sent), but the run may well have run, and its outcome is on record.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { parseLine, type AuditObject } from '../audit/audit-reader.js';
-import { paneGeneration } from '../enrollment/generation.js';
+import { parseLine, type AuditObject } from '../core/audit/audit-reader.js';
+import { paneGeneration } from '../core/enrollment/generation.js';
 import type { Effects, Target } from './result.js';
 
 /** How much of the trail's end is read for it (a run's entries are recent: held runs end with their enrollment). */

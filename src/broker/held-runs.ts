@@ -1,7 +1,7 @@
 // The runs the panes' helpers hold, as tmux_runs and `tmux-run runs` list them: each live helper
 // is asked for its own (dead ones are cleaned up on the way, their runs stopped).
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { HeldRunInfo, InputMode } from '../protocol/messages.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import type { HeldRunInfo, InputMode } from '../core/protocol/messages.js';
 import { askOnce } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
 import { authorizeHeld } from './authorize.js';

@@ -1,7 +1,7 @@
 // The broker's side of the helper socket: connect, send one request, read its replies.
 import { connect } from 'node:net';
-import { socketTransport, type Transport } from '../protocol/transport.js';
-import { checkReply, type Reply, type Request } from '../protocol/messages.js';
+import { socketTransport, type Transport } from '../core/protocol/transport.js';
+import { checkReply, type Reply, type Request } from '../core/protocol/messages.js';
 
 /** Connection failures before anything was sent. */
 export class ConnectError extends Error {

@@ -3,7 +3,7 @@
 // not each pay for a connection on both sides. A link carries one run at a time, exactly as a
 // fresh one did: closing it still means "the caller went away" to the helper, for that run only,
 // and a run that ends any other way (cancel not confirmed, link broken) closes its link as before.
-import type { Transport } from '../protocol/transport.js';
+import type { Transport } from '../core/protocol/transport.js';
 import { connectHelper } from './helper-client.js';
 
 /** How long an idle link stays open for the next run. */

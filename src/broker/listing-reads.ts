@@ -1,6 +1,6 @@
 // What a listing (src/broker/registry.ts) reads of each pane's files besides its record: the
-// helper's published status (src/enrollment/pane-status.ts) and the shell's modes file
-// (src/enrollment/shell-modes.ts). Each is kept as parsed, by record, while its file stays the one
+// helper's published status (src/core/enrollment/pane-status.ts) and the shell's modes file
+// (src/core/enrollment/shell-modes.ts). Each is kept as parsed, by record, while its file stays the one
 // read before: the same regular file by lstat (device, inode, size, modification and change
 // times, mode and owner), one system call instead of an open, a read and a close (a status a
 // helper published, a pane that went dormant, changes nothing until its next run or prompt). A
@@ -9,10 +9,10 @@
 // by the clock's tick, so a rewrite within one tick could keep them. Anything else (a link, a
 // device) is read anew every time, by the readers' own checks, which refuse it.
 import { lstatSync } from 'node:fs';
-import { CHANNEL, statusPath } from '../enrollment/layout.js';
-import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { parseModes, readShellFile } from '../enrollment/shell-modes.js';
+import { CHANNEL, statusPath } from '../core/enrollment/layout.js';
+import { readStatus, type PaneStatus } from '../core/enrollment/pane-status.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { parseModes, readShellFile } from '../core/enrollment/shell-modes.js';
 
 type Modes = ReturnType<typeof parseModes>;
 

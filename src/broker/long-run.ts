@@ -2,9 +2,9 @@
 // pane's helper, not by this call: the call returns after wait_ms (or when the run finishes) and
 // the run goes on; wait and cancel find it again by run_id, from any broker. The conversation
 // with the helper is src/broker/held-link.ts; tmux_runs' listing is src/broker/held-runs.ts.
-import { scriptDigest } from '../enrollment/generation.js';
-import type { InputMode, Overflow, Request, TerminalSize } from '../protocol/messages.js';
-import type { ErrorCode } from '../protocol/errors.js';
+import { scriptDigest } from '../core/enrollment/generation.js';
+import type { InputMode, Overflow, Request, TerminalSize } from '../core/protocol/messages.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
 import { failure, type LongResult, type Target, type ToolResult } from './result.js';
 import { validateCancelInput, validateStartInput, validateWaitInput } from './contract.js';
 import { authorizeHeld, authorizeRun, isRecord, scriptProblem } from './authorize.js';

@@ -1,15 +1,15 @@
 // Cleaning up after a helper that died without stopping its runs (SIGKILL): its run journal
-// (src/enrollment/run-journal.ts) names each run it had started or was about to start; this stops
+// (src/core/enrollment/run-journal.ts) names each run it had started or was about to start; this stops
 // every such process group that is still ours, audits `helper_lost`, and removes the journal.
-import { remoteProblem } from '../remote/listing.js';
+import { remoteProblem } from '../core/enrollment/remote-listing.js';
 import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { AuditLog, auditPath } from '../audit/audit-log.js';
-import { journalPath, openRuns, type OpenRun } from '../enrollment/run-journal.js';
-import { removeQuietly, type EnrollmentRecord } from '../enrollment/record.js';
-import { freshId } from '../enrollment/generation.js';
-import { groupAlive, procArgv, procStat, sessionLeadersSince } from '../os/proc.js';
-import { terminateGroup } from '../os/process-group.js';
+import { AuditLog, auditPath } from '../core/audit/audit-log.js';
+import { journalPath, openRuns, type OpenRun } from '../core/enrollment/run-journal.js';
+import { removeQuietly, type EnrollmentRecord } from '../core/enrollment/record.js';
+import { freshId } from '../core/enrollment/generation.js';
+import { groupAlive, procArgv, procStat, sessionLeadersSince } from '../core/os/proc.js';
+import { terminateGroup } from '../core/os/process-group.js';
 
 /** Who found the helper dead and swept up after it (the audit entry's `by`). */
 export type Sweeper = 'broker' | 'cli' | 'shell';

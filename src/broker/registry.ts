@@ -10,7 +10,7 @@ import {
   socketPath,
   statusPath,
   statusTmpPath,
-} from '../enrollment/layout.js';
+} from '../core/enrollment/layout.js';
 import {
   readRecord,
   recordShell,
@@ -18,17 +18,17 @@ import {
   type EditorCheck,
   type EnrollmentRecord,
   type ShellName,
-} from '../enrollment/record.js';
-import { paneGeneration } from '../enrollment/generation.js';
-import { procStat, statBusy, type ProcStat } from '../os/proc.js';
-import type { PaneStatus } from '../enrollment/pane-status.js';
+} from '../core/enrollment/record.js';
+import { paneGeneration } from '../core/enrollment/generation.js';
+import { procStat, statBusy, type ProcStat } from '../core/os/proc.js';
+import type { PaneStatus } from '../core/enrollment/pane-status.js';
 import { listedModes, listedStatus } from './listing-reads.js';
-import { listPanes, type TmuxPane } from '../os/tmux.js';
+import { listPanes, type TmuxPane } from '../core/os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
-import { dormantShell, isDormant } from '../enrollment/dormant.js';
-import type { AuditLog } from '../audit/audit-log.js';
-import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../remote/listing.js';
+import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
+import type { AuditLog } from '../core/audit/audit-log.js';
+import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../core/enrollment/remote-listing.js';
 
 /** A listed pane whose helper runs (not dormant): what enrolling one gives. */
 export type AwakeListing = PaneListing & { helper_pid: number };
@@ -196,7 +196,7 @@ type Listed = Omit<Pong, 'state'> & { state: PaneListing['state'] };
 
 /**
  * The pong a live helper would give, from what the registry and /proc already hold: its published
- * status (src/enrollment/pane-status.ts) for the exact helper process (pid, start time, a child of
+ * status (src/core/enrollment/pane-status.ts) for the exact helper process (pid, start time, a child of
  * the shell), /proc for the shell's cwd and whether a command holds its terminal, the channel's
  * mode file for the modes of its last prompt. Undefined when the helper is not that process, is
  * stopped, or has no socket to be reached at.

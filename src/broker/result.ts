@@ -1,8 +1,8 @@
 // The tool's structured results: the success and error variants of the contract's output schema.
 import { isUtf8 } from 'node:buffer';
-import type { Completion, StreamTail } from '../protocol/messages.js';
-import type { Binding } from '../protocol/token.js';
-import { nothingRan, type ErrorCode } from '../protocol/errors.js';
+import type { Completion, StreamTail } from '../core/protocol/messages.js';
+import type { Binding } from '../core/protocol/token.js';
+import { nothingRan, type ErrorCode } from '../core/protocol/errors.js';
 import { escapeControls, escapeOutput } from './escape.js';
 
 export type Delivery = 'not_sent' | 'possibly_sent' | 'observed';

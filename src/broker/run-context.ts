@@ -1,8 +1,8 @@
 // What a tmux_run call (and the long-run tools after it) is given: its arguments, the broker's
 // directory, audit trail and log, the caller's signal and progress sink, and the links to helpers.
-import type { AuditLog } from '../audit/audit-log.js';
-import type { LiveState } from '../protocol/messages.js';
-import type { Trace } from '../protocol/trace.js';
+import type { AuditLog } from '../core/audit/audit-log.js';
+import type { LiveState } from '../core/protocol/messages.js';
+import type { Trace } from '../core/protocol/trace.js';
 import type { LinkPool } from './link-pool.js';
 import type { Target } from './result.js';
 
@@ -32,6 +32,6 @@ export interface RunContext {
   trace?: Trace;
   /** Links to helpers kept between runs (the broker's pool unless given). */
   links?: LinkPool;
-  /** Who asked: the MCP client's `name version` (src/protocol/client.ts), when it named itself. */
+  /** Who asked: the MCP client's `name version` (src/core/protocol/client.ts), when it named itself. */
   client?: string;
 }

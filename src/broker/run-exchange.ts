@@ -3,12 +3,12 @@
 // enforced if the helper does not confirm it), a link that breaks becomes helper_lost with the
 // run's process group stopped. Also what the held runs' conversations (held-link.ts) share with
 // it: what a final reply stands for, progress forwarding, an unexpected frame, a lost helper.
-import { localGroup } from '../remote/listing.js';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { Reply, Request } from '../protocol/messages.js';
-import type { Transport } from '../protocol/transport.js';
-import { nothingRan } from '../protocol/errors.js';
-import { terminateGroup } from '../os/process-group.js';
+import { localGroup } from '../core/enrollment/remote-listing.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import type { Reply, Request } from '../core/protocol/messages.js';
+import type { Transport } from '../core/protocol/transport.js';
+import { nothingRan } from '../core/protocol/errors.js';
+import { terminateGroup } from '../core/os/process-group.js';
 import { exchange, type Exchange } from './helper-client.js';
 import type { LinkPool } from './link-pool.js';
 import { failure, encodeStream, type Authorization, type Target, type ToolResult } from './result.js';

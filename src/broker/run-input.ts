@@ -2,9 +2,9 @@
 // and a terminal run's screen, each asked of the target's helper at once. Authorized like a wait
 // (signed for the run and the generations). Neither is audited per call: the run's end entry
 // counts the input given, never its content.
-import type { ErrorCode } from '../protocol/errors.js';
-import type { Reply, Request, ScreenReply } from '../protocol/messages.js';
-import { MAX_INPUT_BYTES } from '../protocol/limits.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
+import type { Reply, Request, ScreenReply } from '../core/protocol/messages.js';
+import { MAX_INPUT_BYTES } from '../core/protocol/limits.js';
 import { askOver } from './helper-client.js';
 import type { Delivery, Target } from './result.js';
 import { validateInputInput, validateScreenInput } from './contract.js';
@@ -85,7 +85,7 @@ async function ask<T extends Reply['type']>(
       op === 'input' && linked ? 'possibly_sent' : 'not_sent',
     );
   if (reply.type === 'error')
-    // unknown_run: the helper holds no such run (DESIGN: not_sent); anything else it refused, having seen it.
+    // unknown_run: the helper holds no such run (not_sent: docs/tools.md); anything else it refused, having seen it.
     return refuse(reply.code, reply.message, reply.code === 'unknown_run' ? 'not_sent' : 'observed');
   return reply as Extract<Reply, { type: T }>;
 }

@@ -1,9 +1,9 @@
 // tmux_run_output in the broker: one stream of a held run, from an absolute byte offset, read from
 // the target's helper at once. Authorized like a wait (signed for the run and the generations);
 // it only reads, so nothing is audited and nothing changes whatever the answer.
-import type { OutputReply, StreamName } from '../protocol/messages.js';
-import { OUTPUT_CHUNK_BYTES } from '../protocol/limits.js';
-import type { ErrorCode } from '../protocol/errors.js';
+import type { OutputReply, StreamName } from '../core/protocol/messages.js';
+import { OUTPUT_CHUNK_BYTES } from '../core/protocol/limits.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
 import { askOver } from './helper-client.js';
 import { failure, type Target, type ToolResult } from './result.js';
 import { validateOutputInput } from './contract.js';

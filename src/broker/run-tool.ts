@@ -1,13 +1,13 @@
 // tmux_run in the broker: validate, resolve the target to its live enrollment, authorize (digest,
 // run id, HMAC over the generations), take a link to the pane's helper, and hand the run to its
 // exchange (run-exchange.ts), which reports what happened.
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { scriptDigest } from '../enrollment/generation.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { scriptDigest } from '../core/enrollment/generation.js';
 import { recordSocket } from './registry.js';
 import { ConnectError } from './helper-client.js';
 import { helperLinks } from './link-pool.js';
 import { failure, type ToolResult } from './result.js';
-import type { ErrorCode } from '../protocol/errors.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
 import { validateRunInput } from './contract.js';
 import { authorizeRun, isRecord, scriptProblem } from './authorize.js';
 import { connectAwake, resolveAwake } from './wake.js';

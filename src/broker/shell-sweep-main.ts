@@ -2,7 +2,7 @@
 //   node dist/src/broker/shell-sweep-main.js DIR ENROLLMENT
 // Its output goes nowhere (the pane has said the helper is gone); the audit trail says what it did.
 // Exit status: 0 done (or nothing to do), 1 failed, 2 bad usage.
-import { KILL_GRACE_MS } from '../os/process-group.js';
+import { KILL_GRACE_MS } from '../core/os/process-group.js';
 import { sweepEnrollment } from './shell-sweep.js';
 
 const [dir, enrollment] = process.argv.slice(2);

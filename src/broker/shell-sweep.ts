@@ -6,8 +6,8 @@
 //   node dist/src/broker/shell-sweep-main.js DIR ENROLLMENT     (started detached by the snippet)
 //
 // It acts only on a record of the shell that started it (its parent) whose helper is dead.
-import { checkRegistryDir, recordPath } from '../enrollment/layout.js';
-import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
+import { checkRegistryDir, recordPath } from '../core/enrollment/layout.js';
+import { readRecord, type EnrollmentRecord } from '../core/enrollment/record.js';
 import { helperAlive, reapDeadHelper, type Reaped } from './orphans.js';
 import { removeEnrollmentFiles } from './registry.js';
 

@@ -1,19 +1,19 @@
 // The broker's wake: before a call that needs the helper of a dormant pane (a run, a start, a
 // wait, a cancel, an output read, input, a screen, attach), the pane's shell is asked to start it
-// again (src/enrollment/dormant.ts), and the call goes on once the new helper serves the same
+// again (src/core/enrollment/dormant.ts), and the call goes on once the new helper serves the same
 // enrollment under its own pid; before anything is sent. A listing never wakes a pane.
 import { lstatSync } from 'node:fs';
-import { recordPath, REWAKE_MS } from '../enrollment/layout.js';
-import { readRecord, type EnrollmentRecord } from '../enrollment/record.js';
-import { readStatus, type PaneStatus } from '../enrollment/pane-status.js';
-import type { ErrorCode } from '../protocol/errors.js';
-import { askShell, dormantHelperGone, dormantShell, isDormant } from '../enrollment/dormant.js';
-import { procStat, statBusy } from '../os/proc.js';
+import { recordPath, REWAKE_MS } from '../core/enrollment/layout.js';
+import { readRecord, type EnrollmentRecord } from '../core/enrollment/record.js';
+import { readStatus, type PaneStatus } from '../core/enrollment/pane-status.js';
+import type { ErrorCode } from '../core/protocol/errors.js';
+import { askShell, dormantHelperGone, dormantShell, isDormant } from '../core/enrollment/dormant.js';
+import { procStat, statBusy } from '../core/os/proc.js';
 import { failure, type Target, type ToolResult } from './result.js';
 import { isRecord, resolveTarget, type Refuse } from './authorize.js';
 import { recordSocket, removeEnrollmentFiles } from './registry.js';
 import { ConnectError, connectHelper } from './helper-client.js';
-import type { Transport } from '../protocol/transport.js';
+import type { Transport } from '../core/protocol/transport.js';
 
 /** How long a woken helper has to come up (the shell's own bound on a silent one is 10 s: it says so first). */
 export const WAKE_MS = 12_000;

@@ -1,6 +1,6 @@
 // A small argument parser: long options (`--name`, `--name value`, `--name=value`), positional
 // arguments, `--` to end options; anything it does not know is a UsageError.
-import { UsageError } from './errors.js';
+import { UsageError } from './common/errors.js';
 import { escapeControls } from '../broker/escape.js';
 
 export interface ArgSpec {

@@ -1,6 +1,6 @@
 // What every CLI command module exports.
 import type { ArgSpec, ParsedArgs } from './args.js';
-import type { Io } from './output.js';
+import type { Io } from './common/output.js';
 
 export interface Command {
   name: string;

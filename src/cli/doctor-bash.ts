@@ -3,8 +3,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILD_ID } from '../protocol/build.js';
-import { packageRoot } from '../os/package-root.js';
+import { BUILD_ID } from '../core/protocol/build.js';
+import { packageRoot } from '../core/os/package-root.js';
 
 /** One of doctor's lines (its Check). */
 type Line = { check: string; ok: boolean; detail: string; fix: string | null; warning?: true };

@@ -2,16 +2,16 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, isAbsolute } from 'node:path';
-import { auditPath } from '../audit/audit-log.js';
-import { checkRegistryDir, resolveRegistryDir } from '../enrollment/layout.js';
+import { auditPath } from '../core/audit/audit-log.js';
+import { checkRegistryDir, resolveRegistryDir } from '../core/enrollment/layout.js';
 import { listEnrolled, scanRecords } from '../broker/registry.js';
-import { BUILD_ID } from '../protocol/build.js';
+import { BUILD_ID } from '../core/protocol/build.js';
 import { safeJson } from '../broker/escape.js';
-import { formatRows, type Cell } from './output.js';
-import { helperMainPath, packageRoot, shellQuote } from '../os/package-root.js';
-import { SHELLS, type Shell } from './shells.js';
+import { formatRows, type Cell } from './common/output.js';
+import { helperMainPath, packageRoot, shellQuote } from '../core/os/package-root.js';
+import { SHELLS, type Shell } from './common/shells.js';
 import { checkBashBuiltin } from './doctor-bash.js';
-import { spawnKind, waiterKind } from '../os/native-spawn.js';
+import { spawnKind, waiterKind } from '../core/os/native-spawn.js';
 import type { Command } from './command.js';
 
 export interface Check {
@@ -132,7 +132,7 @@ function checkRegistry(env: NodeJS.ProcessEnv): Check {
   }
 }
 
-/** The built helper, and how it starts plain runs (src/os/native-spawn.ts): without the native spawn, a warning. */
+/** The built helper, and how it starts plain runs (src/core/os/native-spawn.ts): without the native spawn, a warning. */
 function checkHelper(env: NodeJS.ProcessEnv): Check {
   const main = helperMainPath();
   const build = `run 'npm install' (or 'npm run build') in ${shellQuote(packageRoot())}`;
@@ -252,7 +252,7 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
  * sandboxed runs need it, and they are refused); there but unable (user namespaces refused), a failure.
  */
 async function checkSandbox(env: NodeJS.ProcessEnv): Promise<Check> {
-  const { probeBwrap } = await import('../os/bwrap.js');
+  const { probeBwrap } = await import('../core/os/bwrap.js');
   const r = await probeBwrap(env);
   if (r.ok) {
     const w = waiterKind(env);

@@ -1,10 +1,10 @@
 // `tmux-run log`: the audit trail of runs, filtered, as a table or JSON lines; --follow tails it.
 import { constants as os } from 'node:os';
-import { auditPath } from '../audit/audit-log.js';
-import { AuditReader, type AuditObject, type Batch } from '../audit/audit-reader.js';
-import { UsageError } from './errors.js';
+import { auditPath } from '../core/audit/audit-log.js';
+import { AuditReader, type AuditObject, type Batch } from '../core/audit/audit-reader.js';
+import { UsageError } from './common/errors.js';
 import { escapeControls, safeJson } from '../broker/escape.js';
-import { formatRows, type Cell } from './output.js';
+import { formatRows, type Cell } from './common/output.js';
 import type { Command } from './command.js';
 
 export interface LogFilter {

@@ -1,10 +1,10 @@
 // The tmux-run CLI: picks the command, parses its arguments, turns failures into one line and
 // an exit status (0 success, 1 failure, 2 bad usage).
 import { parseArgs, wantsHelp } from './args.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from './common/errors.js';
 import { escapeControls } from '../broker/escape.js';
-import { processIo, type Io } from './output.js';
-import { packageVersion } from '../os/package-root.js';
+import { processIo, type Io } from './common/output.js';
+import { packageVersion } from '../core/os/package-root.js';
 import { panes } from './panes.js';
 import { revoke } from './revoke.js';
 import { snippet } from './snippet.js';
@@ -16,7 +16,8 @@ import { stop } from './stop.js';
 import { attach } from './attach.js';
 import { watch } from './watch.js';
 import type { Command } from './command.js';
-import { ssh, sshCommand } from '../remote/ssh-command.js';
+import { ssh } from './ssh.js';
+import { sshCommand } from '../remote/ssh-command.js';
 import { HELP as REMOTE_SETUP_HELP, setupRemote } from '../remote/setup-remote.js';
 
 export const COMMANDS: readonly Command[] = [

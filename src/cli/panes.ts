@@ -1,9 +1,9 @@
 // `tmux-run panes`: the live enrollments, as a table or as JSON.
 import { listEnrolled, type PaneListing } from '../broker/registry.js';
 import { safeJson } from '../broker/escape.js';
-import { formatRows, type Cell, type Color } from './output.js';
+import { formatRows, type Cell, type Color } from './common/output.js';
 import { existingRegistryDir } from './registry-dir.js';
-import { SHELLS, snippetFor, sourceLineFor } from './shells.js';
+import { SHELLS, snippetFor, sourceLineFor } from './common/shells.js';
 import type { Command } from './command.js';
 
 const STATE_COLOR: Record<PaneListing['state'], Color> = {
@@ -62,7 +62,7 @@ Options:
       ]);
     }
     // Why a pane's line is read from the screen where it could have been known exactly, and the
-    // prompts the screen check cannot serve (helper/shell/prompt-probe.ts), said under the table.
+    // prompts the screen check cannot serve (helper/shell/screen/prompt-probe.ts), said under the table.
     const notes = [
       ...list
         .filter((p) => p.editor_check_reason !== null)

@@ -1,14 +1,14 @@
 // `tmux-run revoke PANE`: ends one enrollment through its helper, signed with its secret.
 import { existsSync } from 'node:fs';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import { recordPath } from '../enrollment/layout.js';
-import { signRevoke } from '../protocol/token.js';
-import type { Reply } from '../protocol/messages.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import { recordPath } from '../core/enrollment/layout.js';
+import { signRevoke } from '../core/protocol/token.js';
+import type { Reply } from '../core/protocol/messages.js';
 import { connectHelper, exchange } from '../broker/helper-client.js';
-import { readStatus } from '../enrollment/pane-status.js';
-import { askShell, isDormant } from '../enrollment/dormant.js';
+import { readStatus } from '../core/enrollment/pane-status.js';
+import { askShell, isDormant } from '../core/enrollment/dormant.js';
 import { listEnrolled, recordSocket, removeEnrollmentFiles, scanRecords } from '../broker/registry.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from './common/errors.js';
 import { escapeControls } from '../broker/escape.js';
 import { existingRegistryDir } from './registry-dir.js';
 import type { Command } from './command.js';

@@ -1,8 +1,8 @@
 // `tmux-run runs`: the runs the live helpers hold (started with tmux_run_start), as a table or JSON.
 import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
-import { AuditLog, auditPath } from '../audit/audit-log.js';
+import { AuditLog, auditPath } from '../core/audit/audit-log.js';
 import { safeJson } from '../broker/escape.js';
-import { formatRows, type Cell, type Color } from './output.js';
+import { formatRows, type Cell, type Color } from './common/output.js';
 import { existingRegistryDir } from './registry-dir.js';
 import { formatDuration } from './log.js';
 import type { Command } from './command.js';

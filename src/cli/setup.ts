@@ -4,9 +4,9 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { escapeControls, safeJson } from '../broker/escape.js';
-import { CliError, UsageError } from './errors.js';
-import type { Io } from './output.js';
-import { loginShell, shellNamed, shellNames, snippetFor, type Shell } from './shells.js';
+import { CliError, UsageError } from './common/errors.js';
+import type { Io } from './common/output.js';
+import { loginShell, shellNamed, shellNames, snippetFor, type Shell } from './common/shells.js';
 import { CLIENTS, clientIds, isPrivate, type Client, type Place } from './setup/clients.js';
 import { mcpBinPath, registryEnv, serverEntry, type ServerEntry } from './setup/entry.js';
 import { backup, readSettings, removeSettings, writeSettings } from './setup/files.js';

@@ -2,9 +2,9 @@
 // pane, and the line for the shell's start-up file.
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from './common/errors.js';
 import { escapeControls } from '../broker/escape.js';
-import { SHELLS, shellNamed, shellNames, snippetFor, sourceLineFor, type Shell } from './shells.js';
+import { SHELLS, shellNamed, shellNames, snippetFor, sourceLineFor, type Shell } from './common/shells.js';
 import type { Command } from './command.js';
 
 /** One shell's snippet and lines, as --json prints them. */

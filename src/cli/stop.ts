@@ -3,9 +3,9 @@
 import { heldTool } from '../broker/long-run.js';
 import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { isPending, type LongResult } from '../broker/result.js';
-import { AuditLog, auditPath } from '../audit/audit-log.js';
+import { AuditLog, auditPath } from '../core/audit/audit-log.js';
 import { escapeControls, safeJson } from '../broker/escape.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from './common/errors.js';
 import { existingRegistryDir } from './registry-dir.js';
 import type { Command } from './command.js';
 

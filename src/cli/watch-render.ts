@@ -1,12 +1,12 @@
 // What `tmux-run watch` prints of the watch feed's events (pure but for the clock it is given):
 // one line per event or output line, each `TIME PANE RUN TAG TEXT`, every piece of outside text
 // (script lines, output, client names, messages) with its control and invisible characters shown as
-// `\xHH` (src/protocol/escape.ts), cut to the terminal's width; or, for --json, one object per event.
+// `\xHH` (src/core/protocol/escape.ts), cut to the terminal's width; or, for --json, one object per event.
 import { isUtf8 } from 'node:buffer';
-import type { WatchEvent, WatchStream } from '../protocol/messages.js';
-import { visibleLine } from '../protocol/escape.js';
+import type { WatchEvent, WatchStream } from '../core/protocol/messages.js';
+import { visibleLine } from '../core/protocol/escape.js';
 import { safeJson } from '../broker/escape.js';
-import { paint, type Color, type Io } from './output.js';
+import { paint, type Color, type Io } from './common/output.js';
 
 /** An output line still open (no newline yet) is printed once it is this old, or this long. */
 export const PARTIAL_MS = 250;

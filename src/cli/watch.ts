@@ -6,12 +6,12 @@ import { authorizeHeld } from '../broker/authorize.js';
 import { connectHelper, exchange, type Exchange } from '../broker/helper-client.js';
 import { recordSocket, scanRecords } from '../broker/registry.js';
 import { escapeControls } from '../broker/escape.js';
-import type { EnrollmentRecord } from '../enrollment/record.js';
-import type { Reply } from '../protocol/messages.js';
-import { CliError, UsageError } from './errors.js';
+import type { EnrollmentRecord } from '../core/enrollment/record.js';
+import type { Reply } from '../core/protocol/messages.js';
+import { CliError, UsageError } from './common/errors.js';
 import { existingRegistryDir } from './registry-dir.js';
 import { jsonEvent, jsonPane, WatchRenderer } from './watch-render.js';
-import type { Io } from './output.js';
+import type { Io } from './common/output.js';
 import type { Command } from './command.js';
 
 /** How often the registry is looked at again for panes enrolled since. */

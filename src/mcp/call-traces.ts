@@ -1,8 +1,8 @@
 // Traces of tmux_run calls on the MCP transport (TMUX_RUN_TRACE): when each request was parsed,
-// when its response was written, and one trace line per call in between (src/protocol/trace.ts).
+// when its response was written, and one trace line per call in between (src/core/protocol/trace.ts).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { Trace, monotonicMs, traceSink, type TraceSink } from '../protocol/trace.js';
+import { Trace, monotonicMs, traceSink, type TraceSink } from '../core/protocol/trace.js';
 
 export class CallTraces {
   /** Requests parsed and not yet handled (the handler takes its stamp). */

@@ -1,7 +1,7 @@
 // The schemas tools/list serves for every tool but tmux_run: the contract's files without their
 // annotations (descriptions), generated at build time (scripts/build-lean-schemas.mjs), so they
 // accept and produce exactly the contract's documents while every agent's context carries less.
-import { loadGenerated } from '../protocol/generated.js';
+import { loadGenerated } from '../core/protocol/generated.js';
 import type * as Generated from '../../generated/lean-schemas.cjs';
 
 const { LEAN_SCHEMAS } = loadGenerated<typeof Generated>('lean-schemas');

@@ -2,7 +2,7 @@
 // Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at once.
 import { setFlagsFromString } from 'node:v8';
 import { OPT_IN_TOOLS } from './names.js';
-import { packageVersion } from '../os/package-root.js';
+import { packageVersion } from '../core/os/package-root.js';
 
 // V8 grows the young generation from 2 MB to 32 MB under a steady stream of calls (the broker
 // was 65 MB at start and 108 MB after 1000 runs); kept at its initial size, a run's garbage is
@@ -58,8 +58,8 @@ const enabled = parseArgs(process.argv.slice(2));
 const [{ StdioServerTransport }, { resolveRegistryDir }, { AuditLog, auditPath }, { createServer }, traceMod] =
   await Promise.all([
     import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('../enrollment/layout.js'),
-    import('../audit/audit-log.js'),
+    import('../core/enrollment/layout.js'),
+    import('../core/audit/audit-log.js'),
     import('./server.js'),
     process.env.TMUX_RUN_TRACE ? import('./call-traces.js') : undefined,
   ]);

@@ -1,4 +1,5 @@
-// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
+// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers
+// (what it checks of each call: docs/protocol-mcp.md).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
@@ -8,17 +9,17 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { AuditLog } from '../audit/audit-log.js';
-import { RegistryDirError } from '../enrollment/layout.js';
+import type { AuditLog } from '../core/audit/audit-log.js';
+import { RegistryDirError } from '../core/enrollment/layout.js';
 import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
-import { BUILD_ID } from '../protocol/build.js';
+import { BUILD_ID } from '../core/protocol/build.js';
 import { runTool as runToolCall, type Progress, type RunContext } from '../broker/run-tool.js';
 import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
 import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
 import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
 import { failure, renderText, type LongResult } from '../broker/result.js';
 import { escapeControls } from '../broker/escape.js';
-import { clientLabel } from '../protocol/client.js';
+import { clientLabel } from '../core/protocol/client.js';
 import {
   validateLongOutput,
   validateOutputOutput,

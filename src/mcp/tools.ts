@@ -15,7 +15,7 @@ import {
   MAX_SCRIPT_BYTES,
   OUTPUT_CHUNK_BYTES,
   TAIL_BYTES,
-} from '../protocol/limits.js';
+} from '../core/protocol/limits.js';
 
 import { leanSchema } from './lean-schemas.js';
 import {

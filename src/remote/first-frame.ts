@@ -1,8 +1,8 @@
-// The first frame of a connection through a remote pane's forward (src/protocol/remote-link.ts),
+// The first frame of a connection through a remote pane's forward (src/core/enrollment/remote-link.ts),
 // read by hand so that what follows it stays on the socket untouched: a control link goes on with
 // framed messages, a data link carries the broker-helper protocol as it is.
 import type { Socket } from 'node:net';
-import { FrameDecoder } from '../protocol/framing.js';
+import { FrameDecoder } from '../core/protocol/framing.js';
 
 /** Frames a link opens with are small: a hello, a key. */
 const MAX_FIRST_FRAME = 16 * 1024;

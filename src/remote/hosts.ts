@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { removeQuietly, writeWhole } from '../enrollment/record.js';
-import { checkRegistryDir } from '../enrollment/layout.js';
+import { removeQuietly, writeWhole } from '../core/enrollment/record.js';
+import { checkRegistryDir } from '../core/enrollment/layout.js';
 
 export interface HostRecord {
   version: 1;

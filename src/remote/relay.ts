@@ -10,17 +10,17 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { socketPath, recordPath } from '../enrollment/layout.js';
-import { removeQuietly, writeRecord, type EnrollmentRecord } from '../enrollment/record.js';
-import { freshId, paneGeneration, serverGeneration } from '../enrollment/generation.js';
-import { bootId, procStat } from '../os/proc.js';
-import { BUILD_ID } from '../protocol/build.js';
-import { encodeFrame } from '../protocol/framing.js';
-import { socketTransport, type Transport } from '../protocol/transport.js';
-import { peerCred } from '../os/peer-cred.js';
+import { socketPath, recordPath } from '../core/enrollment/layout.js';
+import { removeQuietly, writeRecord, type EnrollmentRecord } from '../core/enrollment/record.js';
+import { freshId, paneGeneration, serverGeneration } from '../core/enrollment/generation.js';
+import { bootId, procStat } from '../core/os/proc.js';
+import { BUILD_ID } from '../core/protocol/build.js';
+import { encodeFrame } from '../core/protocol/framing.js';
+import { socketTransport, type Transport } from '../core/protocol/transport.js';
+import { peerCred } from '../core/os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
-import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../protocol/remote-link.js';
-import { remoteProcessGeneration, type RemoteBinding } from '../enrollment/remote-binding.js';
+import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
+import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;

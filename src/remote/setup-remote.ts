@@ -7,12 +7,11 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../os/package-root.js';
-import { BUILD_ID } from '../protocol/build.js';
-import { CliError, UsageError } from '../cli/errors.js';
-import { escapeControls } from '../broker/escape.js';
-import type { Command } from '../cli/command.js';
-import type { Io } from '../cli/output.js';
+import { packageRoot } from '../core/os/package-root.js';
+import { BUILD_ID } from '../core/protocol/build.js';
+import { CliError, UsageError } from '../cli/common/errors.js';
+import { escapeControls } from '../core/protocol/escape.js';
+import type { Io } from '../cli/common/output.js';
 import { noShellReason, parseSshLine, SshArgsError } from './ssh-args.js';
 import { readHost, removeHost, writeHost, type HostRecord } from './hosts.js';
 import { sshProgram } from './ssh-program.js';
@@ -42,8 +41,11 @@ const SHIPPED = [
   'package.json',
   'dist',
   'shell',
-  'helper/native',
-  'helper/remote/peer-cred.c',
+  // The native parts' sources, in the rooms they serve (scripts/native-parts.mjs lists them).
+  'helper/run',
+  'helper/walls',
+  'helper/shell/bash',
+  'helper/remote',
   'scripts/native-parts.mjs',
   'scripts/build-native.mjs',
   'node_modules/ajv',
@@ -180,12 +182,3 @@ export async function setupRemote(argv: readonly string[], io: Io): Promise<numb
   );
   return 0;
 }
-
-/** `setup --remote` as a command of its own (src/cli/main.ts routes `setup --remote ...` here). */
-export const setupRemoteCommand: Command = {
-  name: 'setup',
-  summary: 'set up another host for tmux-run ssh',
-  help: HELP,
-  spec: { options: {} },
-  run: () => Promise.reject(new Error('setup --remote takes its arguments raw')),
-};

@@ -7,12 +7,11 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, statSync } from 'node:fs';
 import { constants as os } from 'node:os';
-import { checkRegistryDir, resolveRegistryDir } from '../enrollment/layout.js';
-import { procStat } from '../os/proc.js';
-import { tmuxQuery } from '../os/tmux.js';
-import { UsageError } from '../cli/errors.js';
-import type { Command } from '../cli/command.js';
-import type { Io } from '../cli/output.js';
+import { checkRegistryDir, resolveRegistryDir } from '../core/enrollment/layout.js';
+import { procStat } from '../core/os/proc.js';
+import { tmuxQuery } from '../core/os/tmux.js';
+import { UsageError } from '../cli/common/errors.js';
+import type { Io } from '../cli/common/output.js';
 import { noShellReason, parseSshLine, SshArgsError } from './ssh-args.js';
 import { readHost } from './hosts.js';
 import { Relay, type LocalPane } from './relay.js';
@@ -156,11 +155,3 @@ export async function sshCommand(
     relay.close();
   }
 }
-
-export const ssh: Command = {
-  name: 'ssh',
-  summary: "your ssh session, its far end's shell enrolled in this pane (see docs/remote.md)",
-  help: HELP,
-  spec: { options: {} },
-  run: () => Promise.reject(new Error('ssh takes its arguments raw')),
-};

@@ -3,14 +3,14 @@
 // person would (the product never types). Every case ends with a clean screen.
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditEventually, auditOf } from '../support/audit.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { SNIPPET } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
+import { auditEventually, auditOf } from '../../lab/audit.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { SNIPPET } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
   QUESTION,

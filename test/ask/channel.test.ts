@@ -7,10 +7,10 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZshShell } from '../../helper/shell/zsh.js';
+import { ZshShell } from '../../helper/shell/zsh/zsh.js';
 import type { AskOptions } from '../../helper/shell/shell.js';
 import { PREVIEW_SEPARATOR } from '../../helper/shell/approval.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 let dir: string;
 let base: string;

@@ -4,15 +4,15 @@
 import { closeSync, constants, existsSync, openSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../support/audit.js';
-import { enrolledPane, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
+import { auditOf } from '../../lab/audit.js';
+import { enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
 import { connectHelper, exchange } from '../../src/broker/helper-client.js';
 import { recordSocket } from '../../src/broker/registry.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import {
   assertScreenClean,

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, listedPanes, type RunCall } from '../support/mcp.js';
-import { uniqueToken } from '../support/markers.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { callRun, listedPanes, type RunCall } from '../../lab/mcp.js';
+import { uniqueToken } from '../../lab/markers.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** The last line of every question. */
 export const QUESTION = '[y]es / [n]o / [a]lways';

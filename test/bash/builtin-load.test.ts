@@ -6,12 +6,12 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitListed } from '../support/enrollment.js';
-import { callRun } from '../support/mcp.js';
-import { ROOT } from '../support/product.js';
-import { useServerAndBroker } from '../support/lifecycle.js';
+import { waitListed } from '../../lab/enrollment.js';
+import { callRun } from '../../lab/mcp.js';
+import { ROOT } from '../../lab/product.js';
+import { useServerAndBroker } from '../../lab/lifecycle.js';
 import { nativeSources } from '../../scripts/native-parts.mjs';
-import { runCli } from '../support/cli.js';
+import { runCli } from '../../lab/cli.js';
 import { checkRunResult } from '../mcp/support.js';
 import { bashPane, ok } from './support.js';
 

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { bashFixture, ok, refusal, type BashFixture } from './support.js';
 
 let fx: BashFixture;

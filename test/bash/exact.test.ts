@@ -1,4 +1,4 @@
-// The exact line check in a bash pane: the builtin _tmux_run_line (helper/native/bash-line.c),
+// The exact line check in a bash pane: the builtin _tmux_run_line (helper/shell/bash/bash-line.c),
 // loaded by the snippet, reads readline's own state from the WINCH trap. A typed line, one moved
 // over with ^A, a reverse search, a pending prefix key (ESC) and a continuation line are each
 // refused with nothing run and the line kept; an empty line runs 30 times in a row; notices keep
@@ -6,13 +6,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRun } from '../support/mcp.js';
+import { callRun } from '../../lab/mcp.js';
 import { QUESTION, press, questionShown } from '../ask/support.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { BASH_SNIPPET, bashFixture, bashPane, ok, refusal, type BashFixture } from './support.js';
-import { waitListed } from '../support/enrollment.js';
+import { waitListed } from '../../lab/enrollment.js';
 import { checkRunResult } from '../mcp/support.js';
-import { NOTICE_WAIT_MS } from '../../helper/shell/notice-wait.js';
+import { NOTICE_WAIT_MS } from '../../helper/shell/signal/notice-wait.js';
 
 let fx: BashFixture;
 let n = 0;

@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../support/audit.js';
-import { waitUntil } from '../support/waiting.js';
-import { listed } from '../support/enrollment.js';
+import { auditOf } from '../../lab/audit.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { listed } from '../../lab/enrollment.js';
 import { bashFixture, ok, refusal, type BashFixture } from './support.js';
 
 let fx: BashFixture;

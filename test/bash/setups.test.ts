@@ -6,12 +6,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { callRun } from '../support/mcp.js';
-import { useServerAndBroker } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { callRun } from '../../lab/mcp.js';
+import { useServerAndBroker } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { checkRunResult } from '../mcp/support.js';
 import { BASH_SNIPPET, bashPane, enrolledBash, ok, refusal, type BashPaneOptions } from './support.js';
-import { waitListed } from '../support/enrollment.js';
+import { waitListed } from '../../lab/enrollment.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 

@@ -3,13 +3,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AwakeListing, PaneListing } from '../../src/broker/registry.js';
-import { waitListed } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
-import { ROOT } from '../support/product.js';
-import type { NewPaneOptions, TmuxServer } from '../support/server.js';
-import { DEFAULT_PROMPT } from '../support/shells.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import { openScope, type Scope } from '../support/scope.js';
+import { waitListed } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { ROOT } from '../../lab/product.js';
+import type { NewPaneOptions, TmuxServer } from '../../lab/server.js';
+import { DEFAULT_PROMPT } from '../../lab/shells.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import { openScope, type Scope } from '../../lab/scope.js';
 import { checkRunResult } from '../mcp/support.js';
 
 /** The bash snippet, and the line a person types to enroll. */

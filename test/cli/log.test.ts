@@ -2,7 +2,7 @@
 import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, runCli, startCli } from '../support/cli.js';
+import { collect, runCli, startCli } from '../../lab/cli.js';
 import { sandbox } from './support.js';
 
 const box = sandbox();

@@ -2,13 +2,13 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { waitListed } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
-import { processAlive } from '../support/processes.js';
-import { ROOT } from '../support/product.js';
-import { assertNoLeftovers, startServer, type TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { runCli } from '../../lab/cli.js';
+import { waitListed } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { processAlive } from '../../lab/processes.js';
+import { ROOT } from '../../lab/product.js';
+import { assertNoLeftovers, startServer, type TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const SNIPPET = join(ROOT, 'shell', 'tmux-run.zsh');
 

@@ -6,11 +6,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collect, type CliResult } from '../support/cli.js';
-import { CLI_BIN, ROOT } from '../support/product.js';
+import { collect, type CliResult } from '../../lab/cli.js';
+import { CLI_BIN, ROOT } from '../../lab/product.js';
 import { sandbox, type Sandbox } from './support.js';
 import { rcBlock } from '../../src/cli/setup/rc.js';
-import { shellNamed } from '../../src/cli/shells.js';
+import { shellNamed } from '../../src/cli/common/shells.js';
 
 const FISH = shellNamed('fish')!;
 const FISH_SNIPPET = join(ROOT, 'shell', 'tmux-run.fish');

@@ -2,7 +2,7 @@
 // settings for every client: what was there is kept, a second run changes nothing, modes are
 // kept, backups are made, and --undo gives .zshrc back. What was written is then read by the
 // clients' own CLIs (Claude Code, Codex, Gemini CLI: installed from npm into a cache on first use
-// by test/support/client-clis.ts, then run offline, no login),
+// by lab/client-clis.ts, then run offline, no login),
 // and the Cursor and VS Code entries are started as written with the MCP SDK's Client.
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -20,12 +20,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collect, type CliResult } from '../support/cli.js';
-import { clientBin } from '../support/client-clis.js';
-import { CLI_BIN, MCP_BIN, SNIPPET } from '../support/product.js';
+import { collect, type CliResult } from '../../lab/cli.js';
+import { clientBin } from '../../lab/client-clis.js';
+import { CLI_BIN, MCP_BIN, SNIPPET } from '../../lab/product.js';
 import { sandbox, type Sandbox } from './support.js';
 import { rcBlock } from '../../src/cli/setup/rc.js';
-import { shellNamed } from '../../src/cli/shells.js';
+import { shellNamed } from '../../src/cli/common/shells.js';
 
 const zshrcBlock = (line: string): string => rcBlock(shellNamed('zsh')!, line);
 

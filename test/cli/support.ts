@@ -1,7 +1,7 @@
 // A sandbox for CLI tests that need no tmux: a private HOME, TMUX_RUN_DIR and XDG_STATE_HOME.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePrivateDir } from '../support/run-root.js';
+import { makePrivateDir } from '../../lab/run-root.js';
 
 export interface Sandbox {
   dir: string;

@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { escapeControls, safeJson } from '../../src/broker/escape.js';
 import { parseArgs, wantsHelp } from '../../src/cli/args.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/cli/common/errors.js';
 import { formatDuration, logRow, matches, parseSince } from '../../src/cli/log.js';
 import { versionOf } from '../../src/cli/doctor.js';
 import { choose } from '../../src/cli/revoke.js';
-import { formatRows, type Io } from '../../src/cli/output.js';
-import { shellQuote } from '../../src/os/package-root.js';
+import { formatRows, type Io } from '../../src/cli/common/output.js';
+import { shellQuote } from '../../src/core/os/package-root.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 describe('escapeControls', () => {

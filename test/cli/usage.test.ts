@@ -1,7 +1,7 @@
 // The command line itself: help everywhere, one-line refusals of bad input, exit statuses.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli } from '../../lab/cli.js';
 import { sandbox } from './support.js';
 
 const box = sandbox();

@@ -6,14 +6,14 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuditLog } from '../../src/audit/audit-log.js';
+import { AuditLog } from '../../src/core/audit/audit-log.js';
 import { connectHelper } from '../../src/broker/helper-client.js';
 import { LinkPool } from '../../src/broker/link-pool.js';
 import { runTool } from '../../src/broker/run-tool.js';
-import { readStatus } from '../../src/enrollment/pane-status.js';
-import { enroll, helperChildren, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { readStatus } from '../../src/core/enrollment/pane-status.js';
+import { enroll, helperChildren, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { explain, IDLE_S } from './support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });

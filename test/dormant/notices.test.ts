@@ -1,13 +1,13 @@
 // A woken helper's notices: it numbers them from 1 again, and each shell draws them as it drew the
-// first helper's (DESIGN: nothing is lost across a dormant spell, not a notice).
+// first helper's (nothing is lost across a dormant spell, not a notice: docs/light.md).
 import { describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enroll } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, startMcp } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { enroll } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, startMcp } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { bashPane, enrollBash } from '../bash/support.js';
 import { enrollFish, fishPane } from '../fish/support.js';
 import { explain, IDLE_S, waitDormant } from './support.js';

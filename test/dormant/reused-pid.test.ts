@@ -5,11 +5,11 @@
 // dormant status, as a reused pid would.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { writeRecord } from '../../src/enrollment/record.js';
-import { readStatus, writeStatus } from '../../src/enrollment/pane-status.js';
-import { enroll, helperChildren, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, listedPanes, startMcp } from '../support/mcp.js';
+import { writeRecord } from '../../src/core/enrollment/record.js';
+import { readStatus, writeStatus } from '../../src/core/enrollment/pane-status.js';
+import { enroll, helperChildren, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, listedPanes, startMcp } from '../../lab/mcp.js';
 import { explain, IDLE_S, waitDormant } from './support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });

@@ -4,17 +4,17 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, listedPanes, startMcp } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
+import { filesIn, helperChildren, listed, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, listedPanes, startMcp } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { bashPane, enrollBash } from '../bash/support.js';
 import { enrollFish, FISH_HARNESS, fishPane } from '../fish/support.js';
-import { DEFAULT_PROMPT } from '../support/shells.js';
-import { expectExecNewGeneration, expectRevokedNotWoken } from '../support/dormant.js';
+import { DEFAULT_PROMPT } from '../../lab/shells.js';
+import { expectExecNewGeneration, expectRevokedNotWoken } from '../../lab/dormant.js';
 import { helperStarts, IDLE_S, waitDormant } from './support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });

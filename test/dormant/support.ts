@@ -1,11 +1,11 @@
 // Dormant helpers (docs/light.md): panes whose helper let itself go after TMUX_RUN_IDLE, and the
 // ways a test sees it: listed `dormant`, no helper process, the status file.
 import type { PaneListing } from '../../src/broker/registry.js';
-import type { Pane } from '../support/pane.js';
+import type { Pane } from '../../lab/pane.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { filesIn, helperChildren, listed } from '../support/enrollment.js';
-import { waitUntil } from '../support/waiting.js';
+import { filesIn, helperChildren, listed } from '../../lab/enrollment.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** The idle time the dormant suites set (seconds), short so that they are quick. */
 export const IDLE_S = '2';

@@ -4,13 +4,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enroll, filesIn, helperChildren, listed, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, listedPanes, startMcp } from '../support/mcp.js';
-import { waitUntil } from '../support/waiting.js';
+import { enroll, filesIn, helperChildren, listed, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, listedPanes, startMcp } from '../../lab/mcp.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { runIdOf, start, wait } from '../long/support.js';
 import { explain, helperStarts, IDLE_S, waitDormant } from './support.js';
-import { expectExecNewGeneration, expectRevokedNotWoken } from '../support/dormant.js';
+import { expectExecNewGeneration, expectRevokedNotWoken } from '../../lab/dormant.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: IDLE_S } });
 

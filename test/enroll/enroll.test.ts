@@ -4,12 +4,12 @@
 import { lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../support/enrollment.js';
-import { processAlive } from '../support/processes.js';
-import { SNIPPET, SOURCE } from '../support/product.js';
-import { useServer } from '../support/lifecycle.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { enroll, filesIn, helperChildren, listed, waitEmpty } from '../../lab/enrollment.js';
+import { processAlive } from '../../lab/processes.js';
+import { SNIPPET, SOURCE } from '../../lab/product.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const HEX32 = /^[0-9a-f]{32}$/;
 

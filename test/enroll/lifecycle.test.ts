@@ -5,13 +5,13 @@
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enroll, helperChildren, listed, waitEmpty } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
-import { processAlive } from '../support/processes.js';
-import { SNIPPET, SOURCE } from '../support/product.js';
-import { useServer } from '../support/lifecycle.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { enroll, helperChildren, listed, waitEmpty } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { processAlive } from '../../lab/processes.js';
+import { SNIPPET, SOURCE } from '../../lab/product.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 let server: TmuxServer;
 

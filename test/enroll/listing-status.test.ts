@@ -4,11 +4,11 @@
 import { lstatSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { socketPath, statusPath } from '../../src/enrollment/layout.js';
-import { parseStatus } from '../../src/enrollment/pane-status.js';
-import { enroll, filesIn, listed } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { socketPath, statusPath } from '../../src/core/enrollment/layout.js';
+import { parseStatus } from '../../src/core/enrollment/pane-status.js';
+import { enroll, filesIn, listed } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const scope = useServer();
 

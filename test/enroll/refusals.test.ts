@@ -7,13 +7,13 @@
 import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, helperChildren, helpersIn, listed, waitListed } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
-import { descendantsOf } from '../support/processes.js';
-import { SNIPPET, SOURCE } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { sleep } from '../support/waiting.js';
+import { filesIn, helperChildren, helpersIn, listed, waitListed } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { descendantsOf } from '../../lab/processes.js';
+import { SNIPPET, SOURCE } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { sleep } from '../../lab/waiting.js';
 
 let server: TmuxServer;
 let pane: Pane; // one zsh pane reused by the refusals that do not need their own shell

@@ -1,17 +1,17 @@
-// The directory shell/tmux-run.zsh picks for the registry is the one src/enrollment/layout.ts
+// The directory shell/tmux-run.zsh picks for the registry is the one src/core/enrollment/layout.ts
 // resolves: asked of the snippet's own _tmux_run_dir in a real zsh.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { resolveRegistryDir } from '../../src/enrollment/layout.js';
-import { SNIPPET } from '../support/product.js';
+import { resolveRegistryDir } from '../../src/core/enrollment/layout.js';
+import { SNIPPET } from '../../lab/product.js';
 
 const code = readFileSync(SNIPPET, 'utf8')
   .split('\n')
   .filter((l) => !/^\s*#/.test(l))
   .join('\n');
 
-describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
+describe('shell/tmux-run.zsh agrees with src/core/enrollment/layout.ts', () => {
   it("picks the same directory as resolveRegistryDir, asked of the snippet's _tmux_run_dir", () => {
     const uid = process.getuid?.() ?? 0;
     const cases: NodeJS.ProcessEnv[] = [

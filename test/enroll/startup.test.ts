@@ -5,14 +5,14 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { filesIn, helperChildren, helpersIn, listed, waitEmpty, waitListed } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
-import { allCmdlines, processAlive } from '../support/processes.js';
-import { SNIPPET, SOURCE } from '../support/product.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun } from '../support/mcp.js';
-import type { TmuxServer } from '../support/server.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { filesIn, helperChildren, helpersIn, listed, waitEmpty, waitListed } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { allCmdlines, processAlive } from '../../lab/processes.js';
+import { SNIPPET, SOURCE } from '../../lab/product.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun } from '../../lab/mcp.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 
 let server: TmuxServer;
 /** The held nodes a test made: released after it, so that no wrapper waits on. */

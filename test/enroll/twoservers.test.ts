@@ -3,10 +3,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { enroll, filesIn, listed, waitEmpty } from '../support/enrollment.js';
-import { makePrivateDir } from '../support/run-root.js';
-import { assertNoLeftovers, startServer, type TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { enroll, filesIn, listed, waitEmpty } from '../../lab/enrollment.js';
+import { makePrivateDir } from '../../lab/run-root.js';
+import { assertNoLeftovers, startServer, type TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 let parent: string;
 let shared: string;

@@ -4,12 +4,12 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEntries, auditFile } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerDir } from '../support/markers.js';
-import type { McpHandle } from '../support/mcp.js';
-import { withServer } from '../support/lifecycle.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { auditEntries, auditFile } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerDir } from '../../lab/markers.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import { withServer } from '../../lab/lifecycle.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { callWith, errorOf, runIdOf } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

@@ -2,14 +2,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptDigest } from '../../src/enrollment/generation.js';
-import { auditEntries, type AuditEntry } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerDir } from '../support/markers.js';
-import { groupGone, groupMembers } from '../support/processes.js';
-import { withServer } from '../support/lifecycle.js';
-import type { TmuxServer } from '../support/server.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { scriptDigest } from '../../src/core/enrollment/generation.js';
+import { auditEntries, type AuditEntry } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerDir } from '../../lab/markers.js';
+import { groupGone, groupMembers } from '../../lab/processes.js';
+import { withServer } from '../../lab/lifecycle.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { callWith, whileRunning } from './support.js';
 
 // The audit entries of the run whose script is `script` (a cancelled call gets no result to name its run id).

@@ -3,14 +3,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scriptDigest } from '../../src/enrollment/generation.js';
-import { auditEntries, auditEventually } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerDir } from '../support/markers.js';
-import { listedPanes } from '../support/mcp.js';
-import { groupGone, groupMembers, processAlive } from '../support/processes.js';
-import { withServer } from '../support/lifecycle.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { scriptDigest } from '../../src/core/enrollment/generation.js';
+import { auditEntries, auditEventually } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerDir } from '../../lab/markers.js';
+import { listedPanes } from '../../lab/mcp.js';
+import { groupGone, groupMembers, processAlive } from '../../lab/processes.js';
+import { withServer } from '../../lab/lifecycle.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { callWith, errorOf, runIdOf, whileRunning } from './support.js';
 
 // A run that ignores SIGTERM (and so does its child): only SIGKILL ends it.

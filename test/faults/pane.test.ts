@@ -3,14 +3,14 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEventually } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerDir } from '../support/markers.js';
-import { listedPanes, type McpHandle } from '../support/mcp.js';
-import { groupGone, processAlive } from '../support/processes.js';
-import { withServer } from '../support/lifecycle.js';
-import type { TmuxServer } from '../support/server.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { auditEventually } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerDir } from '../../lab/markers.js';
+import { listedPanes, type McpHandle } from '../../lab/mcp.js';
+import { groupGone, processAlive } from '../../lab/processes.js';
+import { withServer } from '../../lab/lifecycle.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { callWith, errorOf, runIdOf, whileRunning } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerDir } from '../support/markers.js';
-import { withServer } from '../support/lifecycle.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerDir } from '../../lab/markers.js';
+import { withServer } from '../../lab/lifecycle.js';
 import { callWith } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

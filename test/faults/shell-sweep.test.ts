@@ -5,13 +5,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEntries, auditEventually } from '../support/audit.js';
-import { enrolledPane, filesIn, waitEmpty } from '../support/enrollment.js';
-import { withServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import { allCmdlines, groupGone, groupMembers, processAlive } from '../support/processes.js';
-import { SNIPPET } from '../support/product.js';
-import { waitUntil } from '../support/waiting.js';
+import { auditEntries, auditEventually } from '../../lab/audit.js';
+import { enrolledPane, filesIn, waitEmpty } from '../../lab/enrollment.js';
+import { withServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import { allCmdlines, groupGone, groupMembers, processAlive } from '../../lab/processes.js';
+import { SNIPPET } from '../../lab/product.js';
+import { waitUntil } from '../../lab/waiting.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

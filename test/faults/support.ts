@@ -3,8 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { callRun, type McpHandle, type RunCall } from '../support/mcp.js';
-import { waitUntil } from '../support/waiting.js';
+import { callRun, type McpHandle, type RunCall } from '../../lab/mcp.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** The run id a result names (its authorization), when the run was authorized. */
 export function runIdOf(c: RunCall): string | undefined {

@@ -5,13 +5,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { BUILD_ID } from '../../src/protocol/build.js';
-import { waitListed } from '../support/enrollment.js';
-import { markerPath, touchScript } from '../support/markers.js';
-import { listedPanes } from '../support/mcp.js';
-import { productEnv, ROOT, SOURCE } from '../support/product.js';
-import { runCli } from '../support/cli.js';
-import { withServer } from '../support/lifecycle.js';
+import { BUILD_ID } from '../../src/core/protocol/build.js';
+import { waitListed } from '../../lab/enrollment.js';
+import { markerPath, touchScript } from '../../lab/markers.js';
+import { listedPanes } from '../../lab/mcp.js';
+import { productEnv, ROOT, SOURCE } from '../../lab/product.js';
+import { runCli } from '../../lab/cli.js';
+import { withServer } from '../../lab/lifecycle.js';
 import { callWith, errorOf } from './support.js';
 
 const OTHER_BUILD = '0123456789abcdef';

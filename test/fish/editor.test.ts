@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../mcp/support.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { waitListed } from '../support/enrollment.js';
-import type { Pane } from '../support/pane.js';
+import { waitListed } from '../../lab/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
 import { enrollFish, fishFixture, fishPane, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
 
 /** A right prompt (once show_right is set) and a SIGWINCH handler of the person's that counts. */

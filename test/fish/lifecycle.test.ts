@@ -6,11 +6,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../mcp/support.js';
-import { filesIn, helperChildren, helpersIn, listed } from '../support/enrollment.js';
-import { processAlive } from '../support/processes.js';
-import { runCli } from '../support/cli.js';
-import { productEnv } from '../support/product.js';
-import { waitUntil } from '../support/waiting.js';
+import { filesIn, helperChildren, helpersIn, listed } from '../../lab/enrollment.js';
+import { processAlive } from '../../lab/processes.js';
+import { runCli } from '../../lab/cli.js';
+import { productEnv } from '../../lab/product.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { enrollFish, fishFixture, fishPane, FISH_SNIPPET, FISH_SOURCE, type FishFixture } from './support.js';
 
 let fx: FishFixture;

@@ -4,11 +4,11 @@
 // notice, and the run that follows a notice is answered at once. After ^L, the end notice of a run
 // whose start notice was cleared leaves the prompt whole.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitListed } from '../support/enrollment.js';
-import { waitUntil } from '../support/waiting.js';
-import type { Pane } from '../support/pane.js';
-import { openScope, type Scope } from '../support/scope.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
+import { waitListed } from '../../lab/enrollment.js';
+import { waitUntil } from '../../lab/waiting.js';
+import type { Pane } from '../../lab/pane.js';
+import { openScope, type Scope } from '../../lab/scope.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
 import { checkRunResult } from '../mcp/support.js';
 import { fishPane, FISH_SOURCE, screenOf } from './support.js';
 import type { PaneListing } from '../../src/broker/registry.js';

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEnrolled } from '../../src/broker/registry.js';
 import { ok } from '../mcp/support.js';
-import type { Pane } from '../support/pane.js';
-import { waitUntil } from '../support/waiting.js';
-import { waitListed } from '../support/enrollment.js';
+import type { Pane } from '../../lab/pane.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { waitListed } from '../../lab/enrollment.js';
 import { fishFixture, fishPane, FISH_SOURCE, type FishFixture } from './support.js';
 
 const user = userInfo().username;

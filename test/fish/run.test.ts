@@ -4,8 +4,8 @@
 // and that nothing of it reaches the pane's screen or fish's history.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok } from '../mcp/support.js';
-import { helperChildren } from '../support/enrollment.js';
-import { waitUntil } from '../support/waiting.js';
+import { helperChildren } from '../../lab/enrollment.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { fishFixture, FISH_SOURCE, screenOf, type FishFixture } from './support.js';
 
 let fx: FishFixture;

@@ -1,20 +1,20 @@
-// The screen check's tmux call held before its question (helper/shell/held-query.ts), against a
+// The screen check's tmux call held before its question (helper/shell/screen/held-query.ts), against a
 // real tmux server: it answers exactly as the call made at once does, it reads the pane when
 // asked (text typed after it started and before it was asked is in its answer), one let go
 // unasked ends at once, and it asks nothing that is not read-only. The pane's screen check
-// (helper/shell/pane-screen.ts) starts a spare client once the run whose screen it read is over
+// (helper/shell/screen/pane-screen.ts) starts a spare client once the run whose screen it read is over
 // (readyNext: never while a request is out), which the next request takes instead of starting
 // one, which still reads the pane when asked, and which goes when the channel closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asCommandLines, holdQuery } from '../../helper/shell/held-query.js';
-import { PaneScreen } from '../../helper/shell/pane-screen.js';
-import { screenArgs } from '../../helper/shell/screen.js';
-import { screenQuery } from '../../helper/shell/screen-read.js';
-import { spawnKind } from '../../src/os/native-spawn.js';
-import type { Pane } from '../support/pane.js';
-import { cmdlineOf, descendantsOf } from '../support/processes.js';
-import { startServer, type TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { asCommandLines, holdQuery } from '../../helper/shell/screen/held-query.js';
+import { PaneScreen } from '../../helper/shell/screen/pane-screen.js';
+import { screenArgs } from '../../helper/shell/screen/screen.js';
+import { screenQuery } from '../../helper/shell/screen/screen-read.js';
+import { spawnKind } from '../../src/core/os/native-spawn.js';
+import type { Pane } from '../../lab/pane.js';
+import { cmdlineOf, descendantsOf } from '../../lab/processes.js';
+import { startServer, type TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
 import { fishFixture } from './support.js';
 

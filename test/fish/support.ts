@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import type { AwakeListing, PaneListing } from '../../src/broker/registry.js';
-import { waitListed } from '../support/enrollment.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { ROOT } from '../support/product.js';
-import { openScope, type Scope } from '../support/scope.js';
-import type { NewPaneOptions, TmuxServer } from '../support/server.js';
+import { waitListed } from '../../lab/enrollment.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { ROOT } from '../../lab/product.js';
+import { openScope, type Scope } from '../../lab/scope.js';
+import type { NewPaneOptions, TmuxServer } from '../../lab/server.js';
 import { checkRunResult } from '../mcp/support.js';
 
 /** The fish snippet a person sources. */

@@ -4,12 +4,12 @@
 // cannot be attached.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { runCli } from '../support/cli.js';
-import { CLI_BIN, productEnv } from '../support/product.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { runCli } from '../../lab/cli.js';
+import { CLI_BIN, productEnv } from '../../lab/product.js';
 import { finalOf, heldRuns, runIdOf, start, wait } from '../long/support.js';
 import { input, running, screen, screenUntil } from './support.js';
 

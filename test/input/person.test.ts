@@ -3,12 +3,12 @@
 // (escaped), and the audit trail has the input's count and bytes, never its content.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { auditOf } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { CLI_BIN } from '../support/product.js';
+import { auditOf } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { CLI_BIN } from '../../lab/product.js';
 import { finalOf, runIdOf, start, wait } from '../long/support.js';
 import { listedWhen, press, questionShown, typed } from '../ask/support.js';
 import { input } from './support.js';

@@ -3,11 +3,11 @@
 // ends it; what cannot be taken is refused whole, with nothing written.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { auditEventually } from '../support/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { auditEventually } from '../../lab/audit.js';
 import { cancel, finalOf, heldRuns, runIdOf, start, wait } from '../long/support.js';
 import { input, running } from './support.js';
 

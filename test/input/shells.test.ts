@@ -1,9 +1,9 @@
 // input pipe and terminal from bash and fish panes, as from zsh: the same tools, the same run.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
 import { enrolledBash } from '../bash/support.js';
 import { enrollFish, fishPane } from '../fish/support.js';
 import { finalOf, runIdOf, start } from '../long/support.js';

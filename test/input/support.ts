@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { loadContract } from '../mcp/support.js';
 import { targetOf, wait } from '../long/support.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 const ajv = new Ajv2020({ allErrors: true, strict: false });

@@ -3,10 +3,10 @@
 // renders it: a Python REPL, a full-screen program, a password prompt with echo off.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
 import { finalOf, runIdOf, start, wait } from '../long/support.js';
 import { input, running, screen, screenUntil } from './support.js';
 

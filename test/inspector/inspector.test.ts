@@ -1,12 +1,12 @@
 // A real client that is not ours: the MCP Inspector's command-line client lists the tools and
 // calls tmux_run against a real enrolled pane.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enrolledPane } from '../support/enrollment.js';
-import { ALL_TOOLS } from '../support/mcp.js';
-import { MCP_BIN, productEnv } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { inspectorCall } from '../support/client-clis.js';
-import { useServer } from '../support/lifecycle.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { ALL_TOOLS } from '../../lab/mcp.js';
+import { MCP_BIN, productEnv } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { inspectorCall } from '../../lab/client-clis.js';
+import { useServer } from '../../lab/lifecycle.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 /** The MCP Inspector's CLI, installed (once, into the cache) on first use, against tmux-run-mcp with `serverArgs`. */

@@ -4,16 +4,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import type { HeldAuth, Request } from '../../src/protocol/messages.js';
-import { signHeld, type HeldOp } from '../../src/protocol/token.js';
-import { enrolledPane, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import type { HeldAuth, Request } from '../../src/core/protocol/messages.js';
+import { signHeld, type HeldOp } from '../../src/core/protocol/token.js';
+import { enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { exchangeAll, runIdOf, start, wait } from './support.js';
 
 function auth(

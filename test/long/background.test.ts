@@ -6,15 +6,15 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { auditEntries } from '../support/audit.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import { productEnv } from '../support/product.js';
-import { groupGone } from '../support/processes.js';
-import { waitUntil } from '../support/waiting.js';
+import { auditEntries } from '../../lab/audit.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import { productEnv } from '../../lab/product.js';
+import { groupGone } from '../../lab/processes.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { callLong, cancel, finalOf, heldRuns, readOutput, runIdOf, start, targetOf, wait } from './support.js';
 
 /** A loopback port nothing listens on (now). */

@@ -2,13 +2,13 @@
 // tmux_run_wait with the run_id it returned), and the tmux-run CLI (`runs`, `log`).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { inspectorCall } from '../support/client-clis.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
-import { MCP_BIN, productEnv } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { inspectorCall } from '../../lab/client-clis.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import { MCP_BIN, productEnv } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
 import { cancel, finalOf, runIdOf, start, validateLong } from './support.js';
 
 /** The MCP Inspector's CLI, installed (once, into the cache) on first use, against tmux-run-mcp --enable-tool tmux_run. */

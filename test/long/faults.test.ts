@@ -1,20 +1,32 @@
 // Long runs under faults: a killed broker, a killed helper (also one killed between spawning a
 // run and noting its process group: the orphan window), and a closed pane.
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEntries } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { withServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import { callRun } from '../support/mcp.js';
-import { groupGone, groupMembers, processAlive } from '../support/processes.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { auditEntries } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { withServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import { callRun } from '../../lab/mcp.js';
+import { groupGone, groupMembers, processAlive } from '../../lab/processes.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { finalOf, runIdOf, start, wait } from './support.js';
 
 const textOf = (path: string): string | undefined =>
   existsSync(path) ? readFileSync(path, 'utf8').trim() || undefined : undefined;
 const until = (path: string, what: string): Promise<string> => waitUntil(() => textOf(path), 8000, what);
+
+/**
+ * The pane's environment for a helper that dies right after it spawns a run: TMUX_RUN_NODE (the
+ * node the snippet starts the helper with) is a wrapper that preloads die-after-spawn.cjs.
+ */
+function dyingHelperEnv(server: { home: string }): Record<string, string> {
+  const wrapper = join(server.home, 'node-dies-after-spawn');
+  const preload = join(import.meta.dirname, 'die-after-spawn.cjs');
+  writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' --require '${preload}' "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return { TMUX_RUN_NODE: wrapper };
+}
 
 describe('long runs under faults', () => {
   it('a broker killed while its started runs are running and queued: both finish, a new broker fetches them', async () => {
@@ -74,7 +86,7 @@ describe('long runs under faults', () => {
 
   it('the orphan window: a helper SIGKILLed right after spawning a started run leaves nothing running', async () => {
     await withServer(async (server, scope) => {
-      const { listing } = await enrolledPane(server, { env: { TMUX_RUN_TEST_DIE_AFTER_SPAWN: '1' } });
+      const { listing } = await enrolledPane(server, { env: dyingHelperEnv(server) });
       const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const s = await start(mcp.client, listing, `echo $$ > '${marks}/pgid'; sleep 100 & wait`);
@@ -95,7 +107,7 @@ describe('long runs under faults', () => {
 
   it('the orphan window for tmux_run: the broker finds the run it was never told about and stops it', async () => {
     await withServer(async (server, scope) => {
-      const { listing } = await enrolledPane(server, { env: { TMUX_RUN_TEST_DIE_AFTER_SPAWN: '1' } });
+      const { listing } = await enrolledPane(server, { env: dyingHelperEnv(server) });
       const mcp = await scope.startMcp();
       const marks = markerDir(server);
       const r = await callRun(mcp.client, listing, `echo $$ > '${marks}/pgid'; sleep 100 & wait`);

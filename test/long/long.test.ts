@@ -5,15 +5,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { scriptDigest } from '../../src/enrollment/generation.js';
-import { auditEntries } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { markerDir } from '../support/markers.js';
-import { ALL_TOOLS, callRun, type McpHandle } from '../support/mcp.js';
-import { groupGone } from '../support/processes.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { scriptDigest } from '../../src/core/enrollment/generation.js';
+import { auditEntries } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { markerDir } from '../../lab/markers.js';
+import { ALL_TOOLS, callRun, type McpHandle } from '../../lab/mcp.js';
+import { groupGone } from '../../lab/processes.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { callLong, cancel, finalOf, heldRuns, runIdOf, start, targetOf, wait } from './support.js';
 
 describe('long runs', () => {

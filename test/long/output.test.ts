@@ -5,11 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { auditEventually } from '../support/audit.js';
-import { markerDir } from '../support/markers.js';
-import type { McpHandle } from '../support/mcp.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { auditEventually } from '../../lab/audit.js';
+import { markerDir } from '../../lab/markers.js';
+import type { McpHandle } from '../../lab/mcp.js';
 import { cancel, chunkBytes, finalOf, readAll, readOutput, runIdOf, start, targetOf, wait } from './support.js';
 
 describe('live output', () => {

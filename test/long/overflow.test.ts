@@ -2,10 +2,10 @@
 // goes on to its end; the result keeps the last `limit` bytes and counts them all.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { auditEntries } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import type { McpHandle } from '../support/mcp.js';
+import { auditEntries } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import type { McpHandle } from '../../lab/mcp.js';
 import { finalOf, runIdOf, start, wait } from './support.js';
 
 describe('overflow tail', () => {

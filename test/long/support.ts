@@ -8,8 +8,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { connectHelper, exchange } from '../../src/broker/helper-client.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
-import { ROOT } from '../support/product.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
+import { ROOT } from '../../lab/product.js';
 import { loadContract } from '../mcp/support.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;

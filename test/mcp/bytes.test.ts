@@ -1,4 +1,4 @@
-// The snapshot carries bytes, not text (DESIGN Semantics 5): an exported value and a cwd that are
+// The snapshot carries bytes, not text (docs/tools.md, `tmux_run`): an exported value and a cwd that are
 // not UTF-8 reach the run exactly as the person's zsh has them, seen byte for byte with `od`; and
 // an exported value the kernel cannot pass to a program is named (never shown) in the refusal.
 import { mkdtempSync, rmSync } from 'node:fs';

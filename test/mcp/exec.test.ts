@@ -3,8 +3,8 @@
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processAlive } from '../support/processes.js';
-import { waitUntil } from '../support/waiting.js';
+import { processAlive } from '../../lab/processes.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { type Fixture, ok, setupFixture } from './support.js';
 
 let fx: Fixture;

@@ -5,10 +5,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectHelper, exchange, ping } from '../../src/broker/helper-client.js';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { bindingFor as sharedBindingFor } from '../support/enrollment.js';
+import { signBinding, type Binding } from '../../src/core/protocol/token.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { bindingFor as sharedBindingFor } from '../../lab/enrollment.js';
 import { type Fixture, setupFixture, sha256 } from './support.js';
 
 let fx: Fixture;

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SNIPPET } from '../support/product.js';
+import { SNIPPET } from '../../lab/product.js';
 import { type Fixture, ok, setupFixture } from './support.js';
 
 let fx: Fixture;

@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { descendantsOf } from '../support/processes.js';
-import { waitUntil } from '../support/waiting.js';
+import { descendantsOf } from '../../lab/processes.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { checkRunResult, type Fixture, setupFixture, sha256 } from './support.js';
 
 let fx: Fixture;

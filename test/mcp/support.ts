@@ -8,15 +8,15 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { auditEntries, type AuditEntry } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { markerPath } from '../support/markers.js';
-import type { McpHandle } from '../support/mcp.js';
-import { ROOT, SHARED_CONTRACT } from '../support/product.js';
-import { openScope } from '../support/scope.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { auditEntries, type AuditEntry } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { markerPath } from '../../lab/markers.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import { ROOT, SHARED_CONTRACT } from '../../lab/product.js';
+import { openScope } from '../../lab/scope.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 

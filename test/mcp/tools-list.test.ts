@@ -9,7 +9,7 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import type { JSONRPCMessage, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leanSchema } from '../../scripts/lean-schema.mjs';
-import { ROOT } from '../support/product.js';
+import { ROOT } from '../../lab/product.js';
 import { CONTRACT_DIR, loadContract, type Fixture, setupFixture } from './support.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_TOOLS, type McpHandle, startMcp } from '../support/mcp.js';
-import { MCP_BIN, productEnv, ROOT } from '../support/product.js';
+import { ALL_TOOLS, type McpHandle, startMcp } from '../../lab/mcp.js';
+import { MCP_BIN, productEnv, ROOT } from '../../lab/product.js';
 import { checkRunResult, CONTRACT_DIR, contractInput, contractOutput, type Fixture, setupFixture } from './support.js';
 
 let fx: Fixture;

@@ -3,11 +3,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STAGES } from '../../src/protocol/trace.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import { openScope, type Scope } from '../support/scope.js';
-import { waitUntil } from '../support/waiting.js';
+import { STAGES } from '../../src/core/protocol/trace.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import { openScope, type Scope } from '../../lab/scope.js';
+import { waitUntil } from '../../lab/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 let scope: Scope;

@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { helperChildren, waitListed } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { SNIPPET } from '../support/product.js';
-import { waitUntil } from '../support/waiting.js';
+import { helperChildren, waitListed } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { SNIPPET } from '../../lab/product.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const scope = useServer();
 

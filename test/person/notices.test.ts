@@ -3,13 +3,13 @@
 import { closeSync, constants, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enrolledPane, recordOf } from '../support/enrollment.js';
-import { CHANNEL } from '../../src/enrollment/layout.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { CHANNEL } from '../../src/core/enrollment/layout.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 describe('notices and the audit trail', () => {

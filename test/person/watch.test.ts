@@ -5,18 +5,18 @@
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { collect, runCli, startCli } from '../support/cli.js';
-import { enrolledPane, listed, recordOf } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { CLI_BIN, productEnv } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { collect, runCli, startCli } from '../../lab/cli.js';
+import { enrolledPane, listed, recordOf } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { CLI_BIN, productEnv } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { authorizeHeld } from '../../src/broker/authorize.js';
 import { connectHelper, exchange } from '../../src/broker/helper-client.js';
-import type { Reply } from '../../src/protocol/messages.js';
+import type { Reply } from '../../src/core/protocol/messages.js';
 
 /** Starts a run with tmux_run_start and returns its id and final result (after wait_ms). */
 async function start(mcp: McpHandle, listing: PaneListing, script: string, extra: object = {}): Promise<any> {

@@ -3,14 +3,14 @@
 // ask question, tmux_runs and `tmux-run runs`. A name is a label: escaped wherever it is shown.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { auditEventually, auditOf } from '../support/audit.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { productEnv } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
+import { auditEventually, auditOf } from '../../lab/audit.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { productEnv } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { press, questionShown, typed, listedWhen } from '../ask/support.js';
 

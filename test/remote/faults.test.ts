@@ -3,16 +3,16 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { useServer } from '../support/lifecycle.js';
-import { callRun } from '../support/mcp.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun } from '../../lab/mcp.js';
 import { ok } from '../mcp/support.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
 import { remoteListings, useRemote } from './support.js';
-import type { Pane } from '../support/pane.js';
-import type { McpHandle } from '../support/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { McpHandle } from '../../lab/mcp.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 
 const skip = sshdAvailable();
 const USER = 'trr-zsh-faults';

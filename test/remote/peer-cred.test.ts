@@ -6,7 +6,7 @@ import { createServer, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { peerCred, peerCredSource } from '../../src/os/peer-cred.js';
+import { peerCred, peerCredSource } from '../../src/core/os/peer-cred.js';
 
 async function connectFromChild(): Promise<{ conn: Socket; childPid: number; done: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'trr-peer-'));

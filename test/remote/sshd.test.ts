@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asUser, sshdAvailable, startSshd, type Sshd } from './sshd.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const skip = sshdAvailable();
 

@@ -19,7 +19,7 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** The two kinds of stock `AcceptEnv` (FACTS.md): Debian's and Ubuntu's, Fedora's and RHEL's. */
 export const ACCEPT_ENV = {

@@ -5,11 +5,11 @@ import { chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll } from 'vitest';
-import { CLI_BIN, productEnv } from '../support/product.js';
-import { listedPanes } from '../support/mcp.js';
-import type { Scope } from '../support/scope.js';
+import { CLI_BIN, productEnv } from '../../lab/product.js';
+import { listedPanes } from '../../lab/mcp.js';
+import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import type { McpHandle } from '../support/mcp.js';
+import type { McpHandle } from '../../lab/mcp.js';
 import { startSshd, type RemoteUser, type Sshd } from './sshd.js';
 
 const run = promisify(execFile);

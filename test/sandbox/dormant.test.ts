@@ -3,10 +3,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditOf } from '../support/audit.js';
-import { enroll } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, startMcp } from '../support/mcp.js';
+import { auditOf } from '../../lab/audit.js';
+import { enroll } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, startMcp } from '../../lab/mcp.js';
 import { waitDormant } from '../dormant/support.js';
 
 const scope = useServer({ env: { TMUX_RUN_IDLE: '2' } });

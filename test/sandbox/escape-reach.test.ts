@@ -7,10 +7,10 @@ import { existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } f
 import { createSocket } from 'node:dgram';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { socketPath } from '../../src/enrollment/layout.js';
-import { helperChildren } from '../support/enrollment.js';
-import { killHard, processAlive } from '../support/processes.js';
-import { waitUntil } from '../support/waiting.js';
+import { socketPath } from '../../src/core/enrollment/layout.js';
+import { helperChildren } from '../../lab/enrollment.js';
+import { killHard, processAlive } from '../../lab/processes.js';
+import { waitUntil } from '../../lab/waiting.js';
 import {
   connectCommand,
   expectSandboxRefusal,

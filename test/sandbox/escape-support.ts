@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TmuxServer } from '../support/server.js';
+import type { TmuxServer } from '../../lab/server.js';
 import { listen, type Listener, type SandboxFixture, useSandboxFixture } from './support.js';
 
 /** The person's sockets and runtime directory, made before the pane is enrolled. */

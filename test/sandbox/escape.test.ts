@@ -9,10 +9,10 @@ import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../mcp/support.js';
-import { helperChildren } from '../support/enrollment.js';
-import { killHard } from '../support/processes.js';
-import type { TmuxServer } from '../support/server.js';
-import { waitUntil } from '../support/waiting.js';
+import { helperChildren } from '../../lab/enrollment.js';
+import { killHard } from '../../lab/processes.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { waitUntil } from '../../lab/waiting.js';
 import {
   expectSandboxRefusal,
   fresh,

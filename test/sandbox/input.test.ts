@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { enrolledBash } from '../bash/support.js';
 import { cancel, finalOf, runIdOf, start } from '../long/support.js';
 import { input, running, screenUntil } from '../input/support.js';
-import { uniqueToken } from '../support/markers.js';
-import { waitUntil } from '../support/waiting.js';
+import { uniqueToken } from '../../lab/markers.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { sleepsOf, uniqueSleep, useSandboxFixture } from './support.js';
 
 describe('input runs in a sandboxed pane', () => {

@@ -5,9 +5,9 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditEventually } from '../support/audit.js';
+import { auditEventually } from '../../lab/audit.js';
 import { cancel, readOutput, start } from '../long/support.js';
-import { waitUntil } from '../support/waiting.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { connectCommand, fresh, listen, ran, textOf, useSandboxFixture } from './support.js';
 
 const fx = useSandboxFixture();

@@ -5,12 +5,12 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { auditOf } from '../support/audit.js';
-import { enrolledPane } from '../support/enrollment.js';
-import { useServer } from '../support/lifecycle.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import type { TmuxServer } from '../support/server.js';
+import { auditOf } from '../../lab/audit.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import { listedWhen } from '../ask/support.js';
 

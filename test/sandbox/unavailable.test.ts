@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { productEnv } from '../support/product.js';
-import { findExecutable, STANDARD_PATH } from '../support/tmux-command.js';
+import { runCli } from '../../lab/cli.js';
+import { productEnv } from '../../lab/product.js';
+import { findExecutable, STANDARD_PATH } from '../../lab/tmux-command.js';
 import { sha256 } from '../mcp/support.js';
 import { expectSandboxRefusal, fresh, ran, type SandboxFixture, useSandboxFixture } from './support.js';
 
@@ -136,7 +136,7 @@ describe('values the sandbox does not know', () => {
   });
 });
 
-// Every place the product could find bwrap at (its own list, src/os/bwrap.ts), where present.
+// Every place the product could find bwrap at (its own list, src/core/os/bwrap.ts), where present.
 const BWRAP_PLACES = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap', '/usr/sbin/bwrap'];
 const bwrap = findExecutable('bwrap', STANDARD_PATH);
 

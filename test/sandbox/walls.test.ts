@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { helperChildren } from '../support/enrollment.js';
-import { killHard } from '../support/processes.js';
-import { waitUntil } from '../support/waiting.js';
-import { INNER_SOCKET } from '../../helper/sandbox/waiter.js';
+import { helperChildren } from '../../lab/enrollment.js';
+import { killHard } from '../../lab/processes.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { INNER_SOCKET } from '../../helper/walls/waiter.js';
 import { processesWith, ran, sleepsOf, startRun, uniqueSleep, useSandboxFixture } from './support.js';
 
 const fx = useSandboxFixture();

@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane } from '../support/enrollment.js';
-import type { McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { productEnv } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane } from '../../lab/enrollment.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { productEnv } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** Raw bytes a terminal would act on: C0 controls except newline, DEL, and C1 controls (as characters). */
 const ACTIVE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FrameDecoder, FrameError, encodeFrame } from '../../src/protocol/framing.js';
-import { checkReply, checkRequest } from '../../src/protocol/messages.js';
-import { bindingText, signBinding, signRevoke, type Binding } from '../../src/protocol/token.js';
-import { AuditLog } from '../../src/audit/audit-log.js';
+import { FrameDecoder, FrameError, encodeFrame } from '../../src/core/protocol/framing.js';
+import { checkReply, checkRequest } from '../../src/core/protocol/messages.js';
+import { bindingText, signBinding, signRevoke, type Binding } from '../../src/core/protocol/token.js';
+import { AuditLog } from '../../src/core/audit/audit-log.js';
 import { validateRunInput } from '../../src/broker/contract.js';
 import { runTool } from '../../src/broker/run-tool.js';
 

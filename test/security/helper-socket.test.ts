@@ -4,14 +4,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { Packr } from 'msgpackr';
-import { encodeFrame } from '../../src/protocol/framing.js';
+import { encodeFrame } from '../../src/core/protocol/framing.js';
 import { ping } from '../../src/broker/helper-client.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { enrolledPane, recordOf } from '../support/enrollment.js';
-import { processAlive, rssKiB } from '../support/processes.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { sleep } from '../support/waiting.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { processAlive, rssKiB } from '../../lab/processes.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { sleep } from '../../lab/waiting.js';
 import { rawConnect, untilClosed } from './support.js';
 
 const frame = (body: Buffer): Buffer => {

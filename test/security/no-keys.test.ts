@@ -7,13 +7,13 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
-import { markerPath, uniqueToken } from '../support/markers.js';
-import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
-import { productEnv, SNIPPET } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { waitUntil } from '../support/waiting.js';
+import { runCli } from '../../lab/cli.js';
+import { markerPath, uniqueToken } from '../../lab/markers.js';
+import { callRun, listedPanes, type McpHandle } from '../../lab/mcp.js';
+import { productEnv, SNIPPET } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 /** The only tmux commands the product may run (plus `tmux -V`, which runs none). */
 const READ_ONLY = new Set(['display-message', 'list-panes']);

@@ -20,16 +20,16 @@ import { spawnSync } from 'node:child_process';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { runCli } from '../support/cli.js';
-import { enrolledPane, recordOf } from '../support/enrollment.js';
-import { markerPath, touchScript } from '../support/markers.js';
-import { callRun, listedPanes, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { productEnv, SNIPPET } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { exchangePaths } from '../support/exchange.js';
-import { useServer } from '../support/lifecycle.js';
-import { sleep } from '../support/waiting.js';
+import { runCli } from '../../lab/cli.js';
+import { enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { markerPath, touchScript } from '../../lab/markers.js';
+import { callRun, listedPanes, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { productEnv, SNIPPET } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { exchangePaths } from '../../lab/exchange.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { sleep } from '../../lab/waiting.js';
 
 describe('the registry directory is checked on every use', () => {
   let server: TmuxServer;

@@ -1,8 +1,8 @@
 // What only the security suites need: raw connections to a helper socket and requests sent
 // on them the way the broker sends them (or forged ones).
 import { connect, type Socket } from 'node:net';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
+import { signBinding, type Binding } from '../../src/core/protocol/token.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
 import { connectHelper, exchange } from '../../src/broker/helper-client.js';
 
 /** Connects to a Unix socket; resolves once connected. */

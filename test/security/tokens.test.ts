@@ -5,17 +5,17 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { bindingFor, enrolledPane, recordOf } from '../support/enrollment.js';
-import { markerPath, touchScript } from '../support/markers.js';
-import { callRun, type McpHandle } from '../support/mcp.js';
-import type { Pane } from '../support/pane.js';
-import { allCmdlines } from '../support/processes.js';
-import { SNIPPET } from '../support/product.js';
-import type { TmuxServer } from '../support/server.js';
-import { useServer } from '../support/lifecycle.js';
-import { sleep, waitUntil } from '../support/waiting.js';
+import { bindingFor, enrolledPane, recordOf } from '../../lab/enrollment.js';
+import { markerPath, touchScript } from '../../lab/markers.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
+import { allCmdlines } from '../../lab/processes.js';
+import { SNIPPET } from '../../lab/product.js';
+import type { TmuxServer } from '../../lab/server.js';
+import { useServer } from '../../lab/lifecycle.js';
+import { sleep, waitUntil } from '../../lab/waiting.js';
 import { runRequest, sendRequest } from './support.js';
 
 describe('authorizations cross no pane or enrollment boundary', () => {

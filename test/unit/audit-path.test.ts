@@ -1,6 +1,6 @@
 // Where the audit trail is: one file whichever process asks (helper, server, CLI).
 import { describe, expect, it } from 'vitest';
-import { auditPath } from '../../src/audit/audit-log.js';
+import { auditPath } from '../../src/core/audit/audit-log.js';
 
 describe('auditPath', () => {
   it('is under an absolute XDG_STATE_HOME, else under ~/.local/state', () => {

@@ -2,8 +2,8 @@
 // refused while 8 run.
 import { describe, expect, it } from 'vitest';
 import { BackgroundRuns, runMode } from '../../helper/queue/background.js';
-import type { Request } from '../../src/protocol/messages.js';
-import { MAX_BACKGROUND_RUNS } from '../../src/protocol/limits.js';
+import type { Request } from '../../src/core/protocol/messages.js';
+import { MAX_BACKGROUND_RUNS } from '../../src/core/protocol/limits.js';
 
 type RunReq = Extract<Request, { type: 'run' | 'start' }>;
 const start = (over: Partial<Extract<RunReq, { type: 'start' }>> = {}): RunReq =>

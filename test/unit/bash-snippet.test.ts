@@ -1,10 +1,10 @@
-// shell/tmux-run.bash and src/enrollment/layout.ts describe the same channel: the snippet uses
+// shell/tmux-run.bash and src/core/enrollment/layout.ts describe the same channel: the snippet uses
 // exactly the signal-woken channel's suffixes, removes all of them at teardown (the log kept only
 // after a failed start), and the directory rules are the same as zsh's.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, BASH_CHANNEL_SUFFIXES } from '../../src/enrollment/layout.js';
+import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, BASH_CHANNEL_SUFFIXES } from '../../src/core/enrollment/layout.js';
 
 const text = readFileSync(fileURLToPath(new URL('../../shell/tmux-run.bash', import.meta.url)), 'utf8');
 const code = text
@@ -13,7 +13,7 @@ const code = text
   .join('\n');
 const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
-describe('shell/tmux-run.bash agrees with src/enrollment/layout.ts', () => {
+describe('shell/tmux-run.bash agrees with src/core/enrollment/layout.ts', () => {
   it('uses exactly the signal-woken channel suffixes and its check file, and removes all of them at teardown', () => {
     const single = [...code.matchAll(/\$(?:base|_tmux_run_base|\{_tmux_run_base\})\.([a-z]+)\b/g)].map(
       (m) => `.${m[1]}`,

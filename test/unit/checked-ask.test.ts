@@ -1,8 +1,8 @@
-// The ask policy of signal-woken shells (helper/shell/checked-ask.ts): which refusals are asked
+// The ask policy of signal-woken shells (helper/shell/signal/checked-ask.ts): which refusals are asked
 // again within the bound, and the screen compared once more with a fresh prompt where cached.
 import { describe, expect, it } from 'vitest';
-import { checkedAsk } from '../../helper/shell/checked-ask.js';
-import type { ScreenVerdict } from '../../helper/shell/screen.js';
+import { checkedAsk } from '../../helper/shell/signal/checked-ask.js';
+import type { ScreenVerdict } from '../../helper/shell/screen/screen.js';
 import type { AskResult } from '../../helper/shell/shell.js';
 
 const yes = { ok: true, snapshot: { cwd: '/', env: {} }, approval: 'auto' } as unknown as AskResult;

@@ -1,8 +1,8 @@
-// Who asked: the MCP client's clientInfo as one bounded label (src/protocol/client.ts), the same
+// Who asked: the MCP client's clientInfo as one bounded label (src/core/protocol/client.ts), the same
 // bound as the wire schema's, and how the ask question and the notices carry it.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { clientLabel, MAX_CLIENT_LABEL, MAX_CLIENT_NAME, shownClient } from '../../src/protocol/client.js';
+import { clientLabel, MAX_CLIENT_LABEL, MAX_CLIENT_NAME, shownClient } from '../../src/core/protocol/client.js';
 import { CLIENT_SEPARATOR, PREVIEW_SEPARATOR, previewFields } from '../../helper/shell/approval.js';
 import { byClient } from '../../helper/queue/job.js';
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { anchorsOf, brokenLinks, docPages, relativeLinks, slug } from '../support/doc-links.js';
+import { anchorsOf, brokenLinks, docPages, relativeLinks, slug } from '../../lab/doc-links.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

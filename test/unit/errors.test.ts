@@ -3,10 +3,10 @@
 // refusal says "nothing was run" exactly once, added by the code, not typed by hand.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, isErrorCode } from '../../src/protocol/errors.js';
+import { ERROR_CODES, isErrorCode } from '../../src/core/protocol/errors.js';
 import { failure } from '../../src/broker/result.js';
-import { checkReply } from '../../src/protocol/messages.js';
-import { checkRegistryDir, RegistryDirError } from '../../src/enrollment/layout.js';
+import { checkReply } from '../../src/core/protocol/messages.js';
+import { checkRegistryDir, RegistryDirError } from '../../src/core/enrollment/layout.js';
 
 const root = new URL('../../', import.meta.url);
 

@@ -1,10 +1,10 @@
 // shell/tmux-run.fish, read as text: fish's conventions (every function prefixed and with a
-// --description, globals prefixed), the channel's files as src/enrollment/layout.ts names them
+// --description, globals prefixed), the channel's files as src/core/enrollment/layout.ts names them
 // (and all removed at teardown), and nothing that would type into a pane or talk to tmux.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL, RECORD_SUFFIX, SIGNAL_CHANNEL_SUFFIXES, SOCKET_SUFFIX } from '../../src/enrollment/layout.js';
+import { CHANNEL, RECORD_SUFFIX, SIGNAL_CHANNEL_SUFFIXES, SOCKET_SUFFIX } from '../../src/core/enrollment/layout.js';
 
 const text = readFileSync(fileURLToPath(new URL('../../shell/tmux-run.fish', import.meta.url)), 'utf8');
 const code = text

@@ -3,11 +3,11 @@
 import { join } from 'node:path';
 import { HelperService } from '../../helper/service.js';
 import type { Shell } from '../../helper/shell/shell.js';
-import { AuditLog } from '../../src/audit/audit-log.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { RunJournal } from '../../src/enrollment/run-journal.js';
-import { freshId, scriptDigest } from '../../src/enrollment/generation.js';
-import { signBinding, type Binding } from '../../src/protocol/token.js';
+import { AuditLog } from '../../src/core/audit/audit-log.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { RunJournal } from '../../src/core/enrollment/run-journal.js';
+import { freshId, scriptDigest } from '../../src/core/enrollment/generation.js';
+import { signBinding, type Binding } from '../../src/core/protocol/token.js';
 
 /** A record with fixed generations (override any field); its secret is `secret` in hex. */
 export function fakeRecord(secret: Buffer, over: Partial<EnrollmentRecord> = {}): EnrollmentRecord {

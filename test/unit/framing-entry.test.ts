@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/product.js';
+import { ROOT } from '../../lab/product.js';
 
 function underNode(code: string): unknown {
   return JSON.parse(
@@ -20,7 +20,7 @@ const cache = () => Object.keys(createRequire(import.meta.url).cache).filter((k)
 describe('the msgpackr entry of the framing', () => {
   it("resolves 'msgpackr/pack' to msgpackr's index.js under Node, and loads no native addon", () => {
     const r = underNode(`${loaded}
-      await import('./dist/src/protocol/framing.js');
+      await import('./dist/src/core/protocol/framing.js');
       process.stdout.write(JSON.stringify({ entry: import.meta.resolve('msgpackr/pack'), native: cache() }));`) as {
       entry: string;
       native: string[];

@@ -1,7 +1,7 @@
 // encodeFrame packs into msgpackr's own buffer with room for the length in front (no copy): a
 // frame handed out stays intact while later frames are encoded (a socket may still be writing it).
 import { describe, expect, it } from 'vitest';
-import { FrameDecoder, encodeFrame } from '../../src/protocol/framing.js';
+import { FrameDecoder, encodeFrame } from '../../src/core/protocol/framing.js';
 
 describe('encodeFrame', () => {
   it('keeps every frame it returned intact across later encodes, large and small', () => {

@@ -1,7 +1,7 @@
 // What a wait or cancel for a run of a gone enrollment says: the audit trail's outcome, only for a
 // run that trail shows started on exactly that target (its pane and generations).
 import { describe, expect, it } from 'vitest';
-import { paneGeneration } from '../../src/enrollment/generation.js';
+import { paneGeneration } from '../../src/core/enrollment/generation.js';
 import { outcomeFromAudit } from '../../src/broker/held-outcome.js';
 
 const run = 'a'.repeat(32);

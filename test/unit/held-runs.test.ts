@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, HeldRuns, type Holdable } from '../../helper/queue/held-runs.js';
-import { RunJournal, openRuns } from '../../src/enrollment/run-journal.js';
+import { RunJournal, openRuns } from '../../src/core/enrollment/run-journal.js';
 
 const job = (n: number): Holdable => ({ binding: { run_id: n.toString(16).padStart(32, '0') }, state: 'queued' });
 const finish = (t: HeldRuns<Holdable>, j: Holdable, at: number): void => {

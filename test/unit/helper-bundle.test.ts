@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helperFlags } from '../../scripts/helper-flags.mjs';
-import { ROOT } from '../support/product.js';
+import { ROOT } from '../../lab/product.js';
 
 let dir: string;
 let bundle: string;

@@ -3,7 +3,7 @@
 // (helper/shell/shell.ts and shell-for.ts). The finder itself is checked on small made-up trees.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { findCircles, importGraph, readSources } from '../support/import-circles.js';
+import { findCircles, importGraph, readSources } from '../../lab/import-circles.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InputFeed } from '../../helper/run/input-feed.js';
-import { INPUT_BACKLOG_BYTES } from '../../src/protocol/limits.js';
+import { INPUT_BACKLOG_BYTES } from '../../src/core/protocol/limits.js';
 
 /** A sink that keeps what it is written and whether it was ended; `stuck` holds every write unacknowledged. */
 function sink(stuck = false): Writable & { got: Buffer[]; ended: boolean } {

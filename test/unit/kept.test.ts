@@ -1,7 +1,7 @@
 // A final reply's stream for a run with overflow tail (helper/outcome.ts keptOf): within its limit
 // as it is; past it, its kept last bytes starting on a character, with every byte counted.
 import { describe, expect, it } from 'vitest';
-import { keptOf, reportOf, type Reported } from '../../helper/run/outcome.js';
+import { keptOf, reportOf, type Reported } from '../../helper/queue/outcome.js';
 import type { RunOutcome } from '../../helper/run/run-spec.js';
 
 describe('keptOf', () => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { afterLastWords, LAST_WORDS_MS } from '../../helper/sandbox/last-words.js';
+import { afterLastWords, LAST_WORDS_MS } from '../../helper/walls/last-words.js';
 
 describe('afterLastWords', () => {
   it('waits, after an exit, for what the process wrote last on its pipe', async () => {

@@ -1,107 +1,91 @@
-// The import rule of the layout (docs/development.md, "Layout"): the shared core (src/protocol, src/enrollment,
-// src/os, src/audit, and the code generated from schemas/) imports only the shared core; helper/
-// imports only the shared core and itself; nothing in src/ imports helper/.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, posix, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+// The layering of src/ and helper/, computed from the real import statements (docs/development.md,
+// "Layout"): each folder is a node, and no folder imports one that imports it back (directly or
+// through others); nothing in src/ imports helper/; the shared core (src/core/) imports only itself;
+// helper/ imports from src/ only the shared core. No list of layers: the tree's folders are the rule.
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { folderCircles, importGraph, readSources, twoWayFolders } from '../../lab/import-circles.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const SHARED_CORE = ['src/protocol/', 'src/enrollment/', 'src/os/', 'src/audit/', 'generated/'];
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-type Area = 'shared' | 'helper' | 'src' | 'elsewhere';
-function areaOf(path: string): Area {
-  if (SHARED_CORE.some((p) => path.startsWith(p))) return 'shared';
-  if (path.startsWith('helper/')) return 'helper';
-  if (path.startsWith('src/')) return 'src';
-  return 'elsewhere';
-}
-
-/** Relative module specifiers of one file: static imports and re-exports, and import() calls. */
-function relativeImports(source: string): string[] {
-  return ts
-    .preProcessFile(source, true, true)
-    .importedFiles.map((f) => f.fileName)
-    .filter((s) => s.startsWith('./') || s.startsWith('../'));
-}
-
-/** Every import that breaks the rule, as "FILE -> TARGET (why)"; paths relative to the repo root. */
-function importViolations(files: Array<{ path: string; source: string }>): string[] {
+/** Every import that crosses a boundary the tree draws, as `FILE -> TARGET (why)`. */
+function boundaryBreaks(graph: ReadonlyMap<string, readonly string[]>): string[] {
   const out: string[] = [];
-  for (const { path, source } of files) {
-    const from = areaOf(path);
-    for (const spec of relativeImports(source)) {
-      const target = posix.normalize(posix.join(posix.dirname(path), spec));
-      const to = areaOf(target);
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
       const why =
-        from === 'shared' && to !== 'shared'
-          ? 'the shared core imports only the shared core'
-          : from === 'helper' && to !== 'shared' && to !== 'helper'
-            ? 'helper/ imports only the shared core and helper/'
-            : from === 'src' && to === 'helper'
-              ? 'nothing in src/ imports helper/'
+        file.startsWith('src/') && target.startsWith('helper/')
+          ? 'nothing in src/ imports helper/'
+          : file.startsWith('src/core/') && !target.startsWith('src/core/')
+            ? 'the shared core imports only the shared core'
+            : file.startsWith('helper/') && target.startsWith('src/') && !target.startsWith('src/core/')
+              ? 'helper/ imports from src/ only the shared core'
               : undefined;
-      if (why) out.push(`${path} -> ${target} (${why})`);
+      if (why) out.push(`${file} -> ${target} (${why})`);
     }
   }
-  return out;
+  return out.sort();
 }
 
-function sources(dir: string): Array<{ path: string; source: string }> {
-  return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => {
-      const path = relative(root, join(root, dir, f))
-        .split('\\')
-        .join('/');
-      return { path, source: readFileSync(join(root, path), 'utf8') };
+const graphOf = (files: Record<string, string>): Map<string, string[]> => importGraph(new Map(Object.entries(files)));
+
+describe('the folder-level layering check', () => {
+  it('finds a circle between two folders, one through a third, and one between a folder and its subfolder', () => {
+    const g = graphOf({
+      'h/queue/job.ts': "import type { Run } from '../run/runner.js';",
+      'h/run/runner.ts': "export const r = 1;\nimport type { Job } from '../queue/job.js';",
+      'h/a/x.ts': "import '../b/y.js';",
+      'h/b/y.ts': "export * from '../c/z.js';",
+      'h/c/z.ts': "type T = typeof import('../a/w.js');",
+      'h/a/w.ts': '',
+      'h/shell/for.ts': "void import('./bash/bash.js');",
+      'h/shell/bash/bash.ts': "import type { Shell } from '../shell.js';",
+      'h/shell/shell.ts': '',
     });
-}
-
-describe('the import rule', () => {
-  it('holds for every .ts under src/ and helper/', () => {
-    const files = [...sources('src'), ...sources('helper')];
-    expect(files.length).toBeGreaterThan(30);
-    expect(files.some((f) => f.path === 'helper/main.ts')).toBe(true);
-    expect(importViolations(files)).toEqual([]);
+    expect(folderCircles(g)).toEqual([
+      'h/a -> h/b -> h/c -> h/a (h/a/x.ts -> h/b/y.ts; h/b/y.ts -> h/c/z.ts; h/c/z.ts -> h/a/w.ts)',
+      'h/queue -> h/run -> h/queue (h/queue/job.ts -> h/run/runner.ts; h/run/runner.ts -> h/queue/job.ts)',
+      'h/shell -> h/shell/bash -> h/shell (h/shell/for.ts -> h/shell/bash/bash.ts; h/shell/bash/bash.ts -> h/shell/shell.ts)',
+    ]);
   });
 
-  it('catches each kind of break, static or dynamic, and lets the allowed ones pass', () => {
-    const files = [
-      // Breaks.
-      { path: 'src/protocol/a.ts', source: "import { x } from '../broker/run-tool.js';" },
-      { path: 'src/os/b.ts', source: "export { y } from '../../helper/runner.js';" },
-      { path: 'src/audit/c.ts', source: "const m = await import('../mcp/server.js');" },
-      { path: 'src/enrollment/d.ts', source: "import type { Z } from '../cli/output.js';" },
-      { path: 'helper/e.ts', source: "import { runTool } from '../src/broker/run-tool.js';" },
-      { path: 'helper/f.ts', source: "void import('../src/cli/main.js');" },
-      { path: 'src/broker/g.ts', source: "import { Run } from '../../helper/runner.js';" },
-      { path: 'src/mcp/h.ts', source: "import '../../helper/main.js';" },
-      // Allowed.
-      {
-        path: 'src/protocol/i.ts',
-        source: "import { j } from '../os/proc.js';\nimport type * as V from '../../generated/wire-validators.cjs';",
-      },
-      {
-        path: 'helper/k.ts',
-        source:
-          "import { l } from './runner.js';\nimport { m } from '../src/protocol/token.js';\nimport { spawn } from 'node:child_process';",
-      },
-      {
-        path: 'src/cli/n.ts',
-        source: "import { o } from '../broker/registry.js';\n// import { p } from '../../helper/main.js';",
-      },
-    ];
-    expect(importViolations(files)).toEqual([
-      'src/protocol/a.ts -> src/broker/run-tool.js (the shared core imports only the shared core)',
-      'src/os/b.ts -> helper/runner.js (the shared core imports only the shared core)',
-      'src/audit/c.ts -> src/mcp/server.js (the shared core imports only the shared core)',
-      'src/enrollment/d.ts -> src/cli/output.js (the shared core imports only the shared core)',
-      'helper/e.ts -> src/broker/run-tool.js (helper/ imports only the shared core and helper/)',
-      'helper/f.ts -> src/cli/main.js (helper/ imports only the shared core and helper/)',
-      'src/broker/g.ts -> helper/runner.js (nothing in src/ imports helper/)',
-      'src/mcp/h.ts -> helper/main.js (nothing in src/ imports helper/)',
+  it('finds none where the arrows go one way, whatever comments and strings say', () => {
+    const g = graphOf({
+      'h/queue/job.ts': "import type { Run } from '../run/runner.js';",
+      'h/run/runner.ts': "// import { Job } from '../queue/job.js';\nconst s = \"import('../queue/job.js')\";",
+      'h/shell-for.ts': "void import('./shell/bash/bash.js');",
+      'h/shell/bash/bash.ts': "import type { Shell } from '../shell.js';",
+      'h/shell/shell.ts': '',
+    });
+    expect(folderCircles(g)).toEqual([]);
+  });
+
+  it('names each import that crosses a boundary of the tree, and lets the allowed ones pass', () => {
+    const g = graphOf({
+      'src/core/os/a.ts': "import '../../broker/b.js';\nimport '../protocol/c.js';",
+      'src/broker/b.ts': "import '../../helper/run/d.js';\nimport '../core/protocol/c.js';",
+      'src/core/protocol/c.ts': '',
+      'helper/run/d.ts': "import '../../src/broker/b.js';\nimport '../../src/core/os/a.js';",
+    });
+    expect(boundaryBreaks(g)).toEqual([
+      'helper/run/d.ts -> src/broker/b.ts (helper/ imports from src/ only the shared core)',
+      'src/broker/b.ts -> helper/run/d.ts (nothing in src/ imports helper/)',
+      'src/core/os/a.ts -> src/broker/b.ts (the shared core imports only the shared core)',
     ]);
+  });
+});
+
+describe('the repository', () => {
+  const graph = importGraph(readSources(ROOT, ['src', 'helper']));
+
+  it('has no circle between the folders of src/ and helper/', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(folderCircles(graph)).toEqual([]);
+    expect(twoWayFolders(graph)).toEqual([]);
+  });
+
+  it('keeps src/ off helper/, the shared core to itself, and helper/ to the shared core of src/', () => {
+    expect(graph.has('src/core/protocol/messages.ts')).toBe(true);
+    expect(boundaryBreaks(graph)).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LEAN_SCHEMAS } from '../../generated/lean-schemas.cjs';
 import { leanSchema } from '../../scripts/lean-schema.mjs';
-import { ROOT, SHARED_CONTRACT } from '../support/product.js';
+import { ROOT, SHARED_CONTRACT } from '../../lab/product.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 type Schema = Record<string, any>;

@@ -1,4 +1,4 @@
-// The limits have one home (src/protocol/limits.ts); the JSON Schemas repeat them as literals,
+// The limits have one home (src/core/protocol/limits.ts); the JSON Schemas repeat them as literals,
 // and this proves every copy agrees, and that the frame limits fit the largest messages.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -8,8 +8,8 @@ import {
   MAX_OUTPUT_LIMIT,
   MAX_REQUEST_FRAME,
   MAX_SCRIPT_BYTES,
-} from '../../src/protocol/limits.js';
-import { encodeFrame } from '../../src/protocol/framing.js';
+} from '../../src/core/protocol/limits.js';
+import { encodeFrame } from '../../src/core/protocol/framing.js';
 
 const schema = (rel: string): unknown =>
   JSON.parse(readFileSync(new URL(`../../schemas/${rel}`, import.meta.url), 'utf8')) as unknown;

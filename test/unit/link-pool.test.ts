@@ -8,9 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HelperService } from '../../helper/service.js';
 import { LinkPool } from '../../src/broker/link-pool.js';
 import { exchange } from '../../src/broker/helper-client.js';
-import { socketTransport, type Transport } from '../../src/protocol/transport.js';
+import { socketTransport, type Transport } from '../../src/core/protocol/transport.js';
 import { fakeRecord, runRequest as signedRun, standInService } from './fixtures.js';
-import type { Reply, Request } from '../../src/protocol/messages.js';
+import type { Reply, Request } from '../../src/core/protocol/messages.js';
 
 const secret = Buffer.alloc(32, 5);
 const record = fakeRecord(secret, { pane_id: '%4' });

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listedModes, listedStatus } from '../../src/broker/listing-reads.js';
-import { CHANNEL, statusPath } from '../../src/enrollment/layout.js';
-import { writeStatus, type PaneStatus } from '../../src/enrollment/pane-status.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
+import { CHANNEL, statusPath } from '../../src/core/enrollment/layout.js';
+import { writeStatus, type PaneStatus } from '../../src/core/enrollment/pane-status.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 import { fakeRecord } from './fixtures.js';
 
 let dir: string;

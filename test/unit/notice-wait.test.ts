@@ -1,6 +1,6 @@
-// When a signal-woken shell is woken for a notice (helper/shell/notice-wait.ts).
+// When a signal-woken shell is woken for a notice (helper/shell/signal/notice-wait.ts).
 import { describe, expect, it } from 'vitest';
-import { NOTICE_WAIT_MS, NoticeWait } from '../../helper/shell/notice-wait.js';
+import { NOTICE_WAIT_MS, NoticeWait } from '../../helper/shell/signal/notice-wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,7 +1,7 @@
 // A started run's report (helper/outcome.ts): the final reply, the audit trail's end entry and the
 // pane's notice, for each way a run ends.
 import { describe, expect, it } from 'vitest';
-import { reportOf, type Reported } from '../../helper/run/outcome.js';
+import { reportOf, type Reported } from '../../helper/queue/outcome.js';
 import type { RunOutcome } from '../../helper/run/run-spec.js';
 
 const runId = '0123456789abcdef'.repeat(2);

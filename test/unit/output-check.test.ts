@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runOutputSchema, validateRunOutput, withoutLongData } from '../../src/broker/contract.js';
 import { encodeStream } from '../../src/broker/result.js';
-import { MAX_OUTPUT_LIMIT } from '../../src/protocol/limits.js';
+import { MAX_OUTPUT_LIMIT } from '../../src/core/protocol/limits.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
 const plain = new Ajv2020({ allErrors: false, strict: false }).compile(runOutputSchema);

@@ -1,10 +1,10 @@
-// The screen check's look at a pane when it enrolls (helper/shell/prompt-probe.ts): it blames the
+// The screen check's look at a pane when it enrolls (helper/shell/screen/prompt-probe.ts): it blames the
 // prompt only when the check says the prompt is the cause twice in a row, says nothing when the
 // moment is the cause or the prompt is served, and stops once it knows.
 import { describe, expect, it } from 'vitest';
-import { promptAdvice, startProbe, unservableText, type Probed } from '../../helper/shell/prompt-probe.js';
-import type { ScreenVerdict } from '../../helper/shell/screen.js';
-import { waitUntil } from '../support/waiting.js';
+import { promptAdvice, startProbe, unservableText, type Probed } from '../../helper/shell/screen/prompt-probe.js';
+import type { ScreenVerdict } from '../../helper/shell/screen/screen.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 type Look = Awaited<ReturnType<Probed['probeAsk']>>;
 // A look the shell answered and the check passed (the probe reads only `ok`).

@@ -1,17 +1,17 @@
 // Unit tests of the pure pieces: framing, tokens, generations, /proc parsing, snapshots, tmux lines, output encoding.
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FrameDecoder, FrameError } from '../../src/protocol/framing.js';
-import { bindingText, signBinding, tokenMatches, type Binding } from '../../src/protocol/token.js';
+import { encodeFrame, FrameDecoder, FrameError } from '../../src/core/protocol/framing.js';
+import { bindingText, signBinding, tokenMatches, type Binding } from '../../src/core/protocol/token.js';
 import {
   paneGeneration,
   processGeneration,
   scriptDigest,
   serverGeneration,
   freshId,
-} from '../../src/enrollment/generation.js';
-import { parseProcStat } from '../../src/os/proc.js';
+} from '../../src/core/enrollment/generation.js';
+import { parseProcStat } from '../../src/core/os/proc.js';
 import { parseSnapshot } from '../../helper/shell/snapshot.js';
-import { parsePaneLine, splitEscaped } from '../../src/os/tmux.js';
+import { parsePaneLine, splitEscaped } from '../../src/core/os/tmux.js';
 import { encodeStream, failure, renderText } from '../../src/broker/result.js';
 import { validateRunInput, validateRunOutput } from '../../src/broker/contract.js';
 
@@ -184,7 +184,7 @@ describe('results', () => {
 
 describe('the registry directory', () => {
   it('is TMUX_RUN_DIR, else under XDG_RUNTIME_DIR, else under /run/user/UID when it exists, else /tmp', async () => {
-    const { resolveRegistryDir } = await import('../../src/enrollment/layout.js');
+    const { resolveRegistryDir } = await import('../../src/core/enrollment/layout.js');
     const exists = () => true;
     const missing = () => false;
     expect(resolveRegistryDir({ TMUX_RUN_DIR: '/x', XDG_RUNTIME_DIR: '/y' }, 5, exists)).toBe('/x');

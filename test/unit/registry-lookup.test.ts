@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordsFor, scanRecords } from '../../src/broker/registry.js';
-import { writeRecord, type EnrollmentRecord } from '../../src/enrollment/record.js';
-import { freshId, paneGeneration } from '../../src/enrollment/generation.js';
+import { writeRecord, type EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { freshId, paneGeneration } from '../../src/core/enrollment/generation.js';
 import { fakeRecord } from './fixtures.js';
-import { RegistryDirError, recordPath } from '../../src/enrollment/layout.js';
+import { RegistryDirError, recordPath } from '../../src/core/enrollment/layout.js';
 
 let dir: string;
 beforeEach(() => {

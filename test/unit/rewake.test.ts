@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { REWAKE_MS } from '../../src/enrollment/layout.js';
-import { DETAILS_REWAKES, wakeAgain } from '../../helper/shell/rewake.js';
+import { REWAKE_MS } from '../../src/core/enrollment/layout.js';
+import { DETAILS_REWAKES, wakeAgain } from '../../helper/shell/signal/rewake.js';
 
 describe('wakeAgain', () => {
   it('wakes the given number of times, REWAKE_MS apart, then stops', async () => {

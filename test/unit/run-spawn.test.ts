@@ -1,4 +1,4 @@
-// A plain run's spawn, both ways the helper can do it (src/os/native-spawn.ts): the native
+// A plain run's spawn, both ways the helper can do it (src/core/os/native-spawn.ts): the native
 // vfork and Node's own spawn give the script the same process: its own session and group, stdin
 // /dev/null, stdout and stderr apart, every signal at its default and none blocked, no descriptor
 // of the helper, the cwd, environment and umask it was given; and the run's end the same: the
@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { groupGone } from '../support/processes.js';
-import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/os/native-spawn.js';
+import { groupGone } from '../../lab/processes.js';
+import { nativeSpawn, spawnKind, type SpawnKind } from '../../src/core/os/native-spawn.js';
 import { Run } from '../../helper/run/runner.js';
 import type { RunOutcome, RunSpec } from '../../helper/run/run-spec.js';
 
@@ -48,7 +48,7 @@ function inheritable(): Set<string> {
   return out;
 }
 
-it('the native spawn is built (npm run build compiles helper/native/spawn.c; .ci/run installs the compiler)', () => {
+it('the native spawn is built (npm run build compiles helper/run/spawn.c; .ci/run installs the compiler)', () => {
   expect(spawnKind({})).toEqual({ kind: 'native' });
   expect(spawnKind({ TMUX_RUN_SPAWN: 'node' })).toEqual({ kind: 'node', why: 'TMUX_RUN_SPAWN=node' });
 });

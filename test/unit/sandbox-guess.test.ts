@@ -1,4 +1,4 @@
-// The walls decided ahead (helper/sandbox/sandbox.ts guessAhead), with the real bwrap and waiter:
+// The walls decided ahead (helper/walls/sandbox.ts guessAhead), with the real bwrap and waiter:
 // a guess is taken only while it is fresh and only for the same plan, so a repository made after a
 // stale guess is walled, and a run in another tree gets that tree's walls and cwd.
 import { execFileSync } from 'node:child_process';
@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Run } from '../../helper/run/runner.js';
 import type { RunOutcome } from '../../helper/run/run-spec.js';
-import { guessAhead, noGuess, sandboxFor } from '../../helper/sandbox/sandbox.js';
+import { guessAhead, noGuess, sandboxFor } from '../../helper/walls/sandbox.js';
 import type { Snapshot } from '../../helper/shell/snapshot.js';
-import type { EnrollmentRecord } from '../../src/enrollment/record.js';
-import { sleep } from '../support/waiting.js';
-import { wallsUsable } from '../support/walls.js';
+import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
+import { sleep } from '../../lab/waiting.js';
+import { wallsUsable } from '../../lab/walls.js';
 
 const home = mkdtempSync('/var/tmp/tmux-run-guess-test-');
 afterAll(() => rmSync(home, { recursive: true, force: true }));

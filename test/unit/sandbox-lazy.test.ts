@@ -5,14 +5,14 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/product.js';
+import { ROOT } from '../../lab/product.js';
 
 const LAZY = [
-  join(ROOT, 'helper', 'sandbox', 'sandbox.ts'),
-  join(ROOT, 'helper', 'sandbox', 'policy.ts'),
-  join(ROOT, 'helper', 'sandbox', 'bwrap-args.ts'),
-  join(ROOT, 'helper', 'sandbox', 'facts.ts'),
-  join(ROOT, 'src', 'os', 'bwrap.ts'),
+  join(ROOT, 'helper', 'walls', 'sandbox.ts'),
+  join(ROOT, 'helper', 'walls', 'policy.ts'),
+  join(ROOT, 'helper', 'walls', 'bwrap-args.ts'),
+  join(ROOT, 'helper', 'walls', 'facts.ts'),
+  join(ROOT, 'src', 'core', 'os', 'bwrap.ts'),
 ];
 
 /** The modules `file` imports statically for their values (`import type` and `import()` left out). */
@@ -48,8 +48,8 @@ describe('the sandbox loads lazily', () => {
     expect(seen.size).toBeGreaterThan(10);
     expect([...seen].filter((f) => LAZY.includes(f))).toEqual([]);
     // And the one place that loads it does so with import().
-    expect(readFileSync(join(ROOT, 'helper', 'run', 'dispatch.ts'), 'utf8')).toContain(
-      "await import('../sandbox/sandbox.js')",
+    expect(readFileSync(join(ROOT, 'helper', 'queue', 'dispatch.ts'), 'utf8')).toContain(
+      "await import('../walls/sandbox.js')",
     );
   });
 });

@@ -1,4 +1,4 @@
-// The repository search's listings kept between decisions (helper/sandbox/listings.ts), on a real
+// The repository search's listings kept between decisions (helper/walls/listings.ts), on a real
 // tree: what is unchanged is not read again, and every change that could bring a repository in
 // is seen at the next decision. The tree is fresh, so each search is given a clock SETTLE_MS
 // ahead (as if the tree had been made long before); one test keeps the real clock.
@@ -6,9 +6,9 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gatherFacts } from '../../helper/sandbox/facts.js';
-import { lastSearch, Listings, SETTLE_MS } from '../../helper/sandbox/listings.js';
-import type { SandboxPlan } from '../../helper/sandbox/policy.js';
+import { gatherFacts } from '../../helper/walls/facts.js';
+import { lastSearch, Listings, SETTLE_MS } from '../../helper/walls/listings.js';
+import type { SandboxPlan } from '../../helper/walls/policy.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sandbox-listings-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

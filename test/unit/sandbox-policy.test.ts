@@ -1,6 +1,6 @@
 // The sandbox's walls as data: the plan from what the shell reported, the bwrap arguments from the
-// plan and the facts found at dispatch, case by case (helper/sandbox-policy.ts), the waiter's
-// report (src/os/bwrap.ts), and the facts gathered from a real temporary tree (sandbox-facts.ts).
+// plan and the facts found at dispatch, case by case (helper/walls/policy.ts), the waiter's
+// report (src/core/os/bwrap.ts), and the facts gathered from a real temporary tree (sandbox-facts.ts).
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +17,9 @@ import {
   type SandboxFacts,
   type SandboxPlan,
   type ShellParams,
-} from '../../helper/sandbox/policy.js';
-import { gatherFacts, pathFact } from '../../helper/sandbox/facts.js';
-import { completionOfStatus, parseWaiter } from '../../src/os/bwrap.js';
+} from '../../helper/walls/policy.js';
+import { gatherFacts, pathFact } from '../../helper/walls/facts.js';
+import { completionOfStatus, parseWaiter } from '../../src/core/os/bwrap.js';
 import { parseSnapshot } from '../../helper/shell/snapshot.js';
 
 const OWN: OwnFacts = {

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../helper/run/run-spec.js';
-import { Walls } from '../../helper/sandbox/walls.js';
-import { NATIVE_WAITER } from '../../src/os/native-spawn.js';
-import { INNER_SOCKET, waiterCommand, waiterProgram, type WaiterProgram } from '../../helper/sandbox/waiter.js';
-import { reportOf } from '../../helper/run/outcome.js';
-import { processWalls, WAITER_READY } from '../../src/os/bwrap.js';
-import { waitUntil } from '../support/waiting.js';
+import { Walls } from '../../helper/walls/walls.js';
+import { NATIVE_WAITER } from '../../src/core/os/native-spawn.js';
+import { INNER_SOCKET, waiterCommand, waiterProgram, type WaiterProgram } from '../../helper/walls/waiter.js';
+import { reportOf } from '../../helper/queue/outcome.js';
+import { processWalls, WAITER_READY } from '../../src/core/os/bwrap.js';
+import { waitUntil } from '../../lab/waiting.js';
 import {
   keptPair,
   processesWalledUnder,
@@ -23,7 +23,7 @@ import {
   TEST_MOUNTS,
   TEST_WAITERS,
   wallsUsable,
-} from '../support/walls.js';
+} from '../../lab/walls.js';
 
 /** utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15). */
 const cpuTicks = (pid: number): number => {
@@ -229,9 +229,9 @@ describe.skipIf(!usable).each(TEST_WAITERS)('a helper that does not answer the $
 // its parent-death signal only after it has started, and one whose parent died first is never
 // signalled; the waiter takes a request only after the helper's go, which proves it alive then.
 const DIES_AT_ONCE = `
-import { Walls } from './helper/sandbox/walls.ts';
-import { waiterProgram } from './helper/sandbox/waiter.ts';
-import { findBwrap, processWalls } from './src/os/bwrap.ts';
+import { Walls } from './helper/walls/walls.ts';
+import { waiterProgram } from './helper/walls/waiter.ts';
+import { findBwrap, processWalls } from './src/core/os/bwrap.ts';
 const base = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
 const w = new Walls(findBwrap({}), [...base, ...processWalls(false)], process.argv[2], waiterProgram(), 'k');
 w.run({ script: 'sleep ' + process.argv[1], umask: undefined, cwd: '/', env: { PATH: '/usr/bin:/bin' } },

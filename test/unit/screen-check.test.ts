@@ -1,8 +1,8 @@
-// The screen check (helper/shell/screen.ts), case by case: a run may start only when the cursor
+// The screen check (helper/shell/screen/screen.ts), case by case: a run may start only when the cursor
 // stands right after the rendered prompt on an otherwise empty line, with nothing below; any
 // doubt refuses. The screens are what `capture-pane -p` prints (trailing spaces left out).
 import { describe, expect, it } from 'vitest';
-import { checkScreen, parseScreen, type Screen } from '../../helper/shell/screen.js';
+import { checkScreen, parseScreen, type Screen } from '../../helper/shell/screen/screen.js';
 
 /** A screen of `width` columns and 6 rows: `rows` from the top, the cursor at (x, y). */
 function screen(rows: string[], x: number, y: number, width = 40, more: Partial<Screen> = {}): Screen {

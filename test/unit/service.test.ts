@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HelperService } from '../../helper/service.js';
-import { memoryPair, type Transport } from '../../src/protocol/transport.js';
-import { AuditLog } from '../../src/audit/audit-log.js';
-import { RunJournal } from '../../src/enrollment/run-journal.js';
-import type { Binding } from '../../src/protocol/token.js';
+import { memoryPair, type Transport } from '../../src/core/protocol/transport.js';
+import { AuditLog } from '../../src/core/audit/audit-log.js';
+import { RunJournal } from '../../src/core/enrollment/run-journal.js';
+import type { Binding } from '../../src/core/protocol/token.js';
 import { bindingFor as fixtureBinding, fakeRecord, runRequest } from './fixtures.js';
 import type { AskResult } from '../../helper/shell/shell.js';
-import type { Reply } from '../../src/protocol/messages.js';
+import type { Reply } from '../../src/core/protocol/messages.js';
 
 const secret = Buffer.alloc(32, 9);
 let dir: string;

@@ -10,7 +10,7 @@ import {
   RcEditedError as ZshrcEditedError,
   removeBlock as removeFrom,
 } from '../../src/cli/setup/rc.js';
-import { fishQuote, loginShell, shellNamed, type Shell } from '../../src/cli/shells.js';
+import { fishQuote, loginShell, shellNamed, type Shell } from '../../src/cli/common/shells.js';
 
 const ZSH = shellNamed('zsh')!;
 const BASH = shellNamed('bash')!;

@@ -1,4 +1,4 @@
-// shell/tmux-run.zsh and src/enrollment/layout.ts describe the same registry: the same directory
+// shell/tmux-run.zsh and src/core/enrollment/layout.ts describe the same registry: the same directory
 // mode, the same channel and record file names, read from the snippet's text. The directory the
 // snippet picks is asked of a real zsh in test/enroll/snippet-dir.test.ts (zsh is integration).
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import {
   REGISTRY_DIR_MODE,
   SOCKET_SUFFIX,
   STATUS_SUFFIX,
-} from '../../src/enrollment/layout.js';
+} from '../../src/core/enrollment/layout.js';
 
 const snippetPath = fileURLToPath(new URL('../../shell/tmux-run.zsh', import.meta.url));
 const snippet = readFileSync(snippetPath, 'utf8');
@@ -31,7 +31,7 @@ function channelSuffixes(text: string): { used: string[]; removedAtTeardown: str
   return { used: sorted([...used, ...braces]), removedAtTeardown: sorted([...braces, ...single]) };
 }
 
-describe('shell/tmux-run.zsh agrees with src/enrollment/layout.ts', () => {
+describe('shell/tmux-run.zsh agrees with src/core/enrollment/layout.ts', () => {
   it('uses exactly the channel suffixes, and removes all of them at teardown (the log kept only after a failed start)', () => {
     const { used, removedAtTeardown } = channelSuffixes(code);
     expect(used).toEqual(sorted(ZSH_CHANNEL_SUFFIXES));

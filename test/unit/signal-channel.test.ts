@@ -1,12 +1,12 @@
-// The signal-woken channel's files (helper/shell/signal.ts), parsed: an answer counts only when
+// The signal-woken channel's files (helper/shell/signal/signal.ts), parsed: an answer counts only when
 // complete, a K carries the rendered prompt, the mode file says what listings show.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAnswer, parseModes, writeMessages } from '../../helper/shell/signal-files.js';
-import { CHANNEL } from '../../src/enrollment/layout.js';
-import { exchangePaths } from '../../src/os/native-spawn.js';
+import { parseAnswer, parseModes, writeMessages } from '../../helper/shell/signal/signal-files.js';
+import { CHANNEL } from '../../src/core/enrollment/layout.js';
+import { exchangePaths } from '../../src/core/os/native-spawn.js';
 
 const N = 'a'.repeat(32);
 const b = (s: string): Buffer => Buffer.from(s, 'utf8');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunListing } from '../../src/broker/held-runs.js';
 import { describeStop, pickRun, runPrefix } from '../../src/cli/stop.js';
 import { failure } from '../../src/broker/result.js';
-import { CliError, UsageError } from '../../src/cli/errors.js';
+import { CliError, UsageError } from '../../src/cli/common/errors.js';
 
 const run = (run_id: string): RunListing => ({ run_id }) as RunListing;
 const list = [run('abcdef01' + '0'.repeat(24)), run('abcdef02' + '0'.repeat(24)), run('12345678' + 'f'.repeat(24))];

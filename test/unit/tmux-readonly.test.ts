@@ -1,9 +1,9 @@
-// Only read-only questions reach tmux (src/os/tmux.ts), also in a `;` sequence: the screen check's
+// Only read-only questions reach tmux (src/core/os/tmux.ts), also in a `;` sequence: the screen check's
 // one call (display-message -p, then capture-pane -p) passes; anything that types, pastes or
 // saves a buffer is refused before tmux is run.
 import { describe, expect, it } from 'vitest';
-import { notReadOnly, tmuxQuery } from '../../src/os/tmux.js';
-import { SCREEN_FORMAT } from '../../helper/shell/screen.js';
+import { notReadOnly, tmuxQuery } from '../../src/core/os/tmux.js';
+import { SCREEN_FORMAT } from '../../helper/shell/screen/screen.js';
 
 describe('notReadOnly', () => {
   it("passes the screen check's call and the other questions", () => {

@@ -1,14 +1,14 @@
-// The trace of a run's hops (src/protocol/trace.ts): the recorder, its sink, and the helper's
+// The trace of a run's hops (src/core/protocol/trace.ts): the recorder, its sink, and the helper's
 // stamps, returned only to a request that asked for them. Behaviour only: no timed assertion.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HELPER_STAGES, STAGES, Trace, monotonicMs, traceSink } from '../../src/protocol/trace.js';
+import { HELPER_STAGES, STAGES, Trace, monotonicMs, traceSink } from '../../src/core/protocol/trace.js';
 import { HelperService } from '../../helper/service.js';
-import { memoryPair } from '../../src/protocol/transport.js';
+import { memoryPair } from '../../src/core/protocol/transport.js';
 import { fakeRecord, runRequest, standInService } from './fixtures.js';
-import { checkReply, checkRequest, type Reply } from '../../src/protocol/messages.js';
+import { checkReply, checkRequest, type Reply } from '../../src/core/protocol/messages.js';
 
 const dirs: string[] = [];
 const tmp = (): string => {

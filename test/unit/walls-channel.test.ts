@@ -1,4 +1,4 @@
-// The walls' terminal channel (helper/native/fd-channel.c, helper/sandbox/channel.ts) against a
+// The walls' terminal channel (helper/walls/fd-channel.c, helper/walls/channel.ts) against a
 // real sender (python3's socket.send_fds on the walls' end, as a run's child sends its master):
 // only a pseudo-terminal's master named by an awaited token reaches the helper. A slave (which
 // libuv would reopen by its name, in the helper's /dev/pts: perhaps the pane's), a pipe, two
@@ -6,9 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import { fstatSync, closeSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { channelFd, expectMaster, forgetMaster } from '../../helper/sandbox/channel.js';
-import { terminalEcho } from '../../src/os/native-spawn.js';
-import { waitUntil } from '../support/waiting.js';
+import { channelFd, expectMaster, forgetMaster } from '../../helper/walls/channel.js';
+import { terminalEcho } from '../../src/core/os/native-spawn.js';
+import { waitUntil } from '../../lab/waiting.js';
 
 const SENDER = String.raw`
 import os, socket, sys

@@ -8,10 +8,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InputFeed } from '../../helper/run/input-feed.js';
 import type { Run } from '../../helper/run/runner.js';
 import { RunTerminal } from '../../helper/run/terminal.js';
-import { Walls } from '../../helper/sandbox/walls.js';
-import { processWalls } from '../../src/os/bwrap.js';
-import { waitUntil } from '../support/waiting.js';
-import { testBwrap, TEST_MOUNTS, TEST_WAITERS, wallsRun, wallsUsable } from '../support/walls.js';
+import { Walls } from '../../helper/walls/walls.js';
+import { processWalls } from '../../src/core/os/bwrap.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { testBwrap, TEST_MOUNTS, TEST_WAITERS, wallsRun, wallsUsable } from '../../lab/walls.js';
 
 const home = mkdtempSync('/var/tmp/tmux-run-walls-input-');
 const open: Walls[] = [];

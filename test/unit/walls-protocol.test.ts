@@ -1,7 +1,7 @@
-// What the helper and the walls' waiter say to each other (helper/sandbox/waiter.ts, pure): a run's
+// What the helper and the walls' waiter say to each other (helper/walls/waiter.ts, pure): a run's
 // request byte for byte, and what a run's reaper reports.
 import { describe, expect, it } from 'vitest';
-import { encodeRequest, parseReaper, prefork, prctlNumber } from '../../helper/sandbox/waiter.js';
+import { encodeRequest, parseReaper, prefork, prctlNumber } from '../../helper/walls/waiter.js';
 
 describe("the waiter's requests", () => {
   it('asks for a spare by a token of 32 hex digits, one line', () => {

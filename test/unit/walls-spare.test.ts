@@ -1,14 +1,14 @@
 // The next run's two processes, forked by the waiter before the run is asked for (PREFORK in
-// helper/sandbox/waiter.ts), with the real bwrap and waiter: they are there while the walls are
+// helper/walls/waiter.ts), with the real bwrap and waiter: they are there while the walls are
 // idle, a run takes them, and a run that killed them (a run still running when the next is asked
 // sees every process of the walls) costs the next run nothing: it is started anew.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../helper/run/run-spec.js';
-import { Walls } from '../../helper/sandbox/walls.js';
-import { processWalls } from '../../src/os/bwrap.js';
-import { waitUntil } from '../support/waiting.js';
-import { keptPair, runIn, testBwrap, TEST_MOUNTS, TEST_WAITERS, wallsUsable } from '../support/walls.js';
+import { Walls } from '../../helper/walls/walls.js';
+import { processWalls } from '../../src/core/os/bwrap.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { keptPair, runIn, testBwrap, TEST_MOUNTS, TEST_WAITERS, wallsUsable } from '../../lab/walls.js';
 
 const bwrap = testBwrap;
 const BASE = TEST_MOUNTS;

@@ -2,8 +2,8 @@
 // watcher whose link is backed up is sent no more output, only how much it missed; the run's
 // streams (real StreamStores) are fed through their one hook.
 import { describe, expect, it } from 'vitest';
-import type { Transport } from '../../src/protocol/transport.js';
-import type { Reply } from '../../src/protocol/messages.js';
+import type { Transport } from '../../src/core/protocol/transport.js';
+import type { Reply } from '../../src/core/protocol/messages.js';
 import { StreamStore } from '../../helper/output/stream-store.js';
 import { WATCH_BACKLOG, WATCH_BACKLOG_MAX, WatchFeed, type FeedJob } from '../../helper/watch/feed.js';
 

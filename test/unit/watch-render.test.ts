@@ -1,7 +1,7 @@
 // What tmux-run watch prints (src/cli/watch-render.ts): escaped, cut to the width, coloured only
 // when colour is on, output split into lines as they complete, and --json events.
 import { describe, expect, it } from 'vitest';
-import type { WatchEvent } from '../../src/protocol/messages.js';
+import type { WatchEvent } from '../../src/core/protocol/messages.js';
 import { cutTo, jsonEvent, PARTIAL_MS, WatchRenderer } from '../../src/cli/watch-render.js';
 
 const RUN = 'ab'.repeat(16);

@@ -3,7 +3,7 @@
 // No parser is loaded here (every `tmux-run` command loads this table): write.ts does the merging.
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { shellQuote } from '../../os/package-root.js';
+import { shellQuote } from '../../core/os/package-root.js';
 import { SERVER_NAME, type ServerEntry } from './entry.js';
 import type { JsonDialect } from './json-config.js';
 

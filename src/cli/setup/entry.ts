@@ -2,9 +2,9 @@
 // absolute, with tmux_run enabled, and TMUX_RUN_DIR when the server would not find the
 // registry by itself.
 import { isAbsolute, join } from 'node:path';
-import { resolveRegistryDir } from '../../enrollment/layout.js';
-import { packageRoot } from '../../os/package-root.js';
-import { CliError } from '../errors.js';
+import { resolveRegistryDir } from '../../core/enrollment/layout.js';
+import { packageRoot } from '../../core/os/package-root.js';
+import { CliError } from '../common/errors.js';
 
 /** The name the server is registered under in every client. */
 export const SERVER_NAME = 'tmux-run';

@@ -17,7 +17,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CliError } from '../errors.js';
+import { CliError } from '../common/errors.js';
 
 export interface SettingsFile {
   /** The path as named (~/.zshrc). */

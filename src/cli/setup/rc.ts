@@ -1,7 +1,7 @@
 // The block `tmux-run setup` adds to a shell's start-up file (~/.zshrc, ~/.bashrc, fish's
 // conf.d/tmux-run.fish): found by its marker lines, added once, removed exactly. Pure functions
-// of the file's text and the shell (src/cli/shells.ts); setup.ts reads and writes the file.
-import type { Shell } from '../shells.js';
+// of the file's text and the shell (src/cli/common/shells.ts); setup.ts reads and writes the file.
+import type { Shell } from '../common/shells.js';
 
 /** The first and last line of the block; a line is ours when it starts with these. */
 export const BLOCK_BEGIN = '# >>> tmux-run setup';

@@ -2,7 +2,7 @@
 // outside string (paths, the entry) is escaped before colour is added, so colour is the only
 // control sequence printed.
 import { escapeControls } from '../../broker/escape.js';
-import { paint, type Io } from '../output.js';
+import { paint, type Io } from '../common/output.js';
 import type { ClientReport, RcReport } from './report.js';
 import type { ServerEntry } from './entry.js';
 

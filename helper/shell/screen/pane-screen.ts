@@ -1,0 +1,112 @@
+// The screen check of one signal-woken shell's pane, as its asks make it (helper/shell/signal/signal.ts):
+// the tmux client held for the request out (helper/shell/screen/held-query.ts: started when the request
+// goes out, asked when the read is to begin), the read that may begin early, while the shell
+// still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
+// reads (helper/shell/screen/prompt-probe.ts).
+import { log } from '../../log/log.js';
+import { holdQuery, stopHolding, type HeldQuery } from './held-query.js';
+import {
+  checkPane,
+  parseScreen,
+  readScreen,
+  screenArgs,
+  type RenderedPrompt,
+  type Screen,
+  type ScreenVerdict,
+} from './screen.js';
+import type { ShellPlace } from '../shell.js';
+
+/** How long a spare client waits for the next request before it is let go. */
+export const SPARE_MS = 60_000;
+
+export class PaneScreen {
+  /** The read begun for the request out, before its answer came. */
+  private early: Promise<Screen | undefined> | undefined;
+  /** The client held for the request out, not asked yet. */
+  private held: HeldQuery | undefined;
+  /** A client started after the last read's run, for the next request. */
+  private spare: HeldQuery | undefined;
+  /** A held client was asked since the spare was last started. */
+  private asked = false;
+  private readying: NodeJS.Immediate | undefined;
+  /** The last check's verdict (undefined until one was made). */
+  lastVerdict: ScreenVerdict | undefined;
+
+  constructor(private readonly place: ShellPlace) {}
+
+  /** A new request is out, or none: a read begun for the one before is not this one's, nor its held client. */
+  forget(): void {
+    this.early = undefined;
+    this.held?.drop();
+    this.held = undefined;
+  }
+
+  /** A request went out: holds a tmux client for its read (the spare, else one started now; none where none can be held). */
+  prepare(): void {
+    this.held?.drop();
+    const spare = this.spare;
+    this.spare = undefined;
+    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket);
+  }
+
+  /** Lets every client go (the channel closed). */
+  close(): void {
+    this.forget();
+    clearImmediate(this.readying);
+    this.spare?.drop();
+    this.spare = undefined;
+  }
+
+  /**
+   * The run (or the probe) whose screen a held client read is over: the next client is started
+   * in the next turn, after the run's reply, end entry and notice, for a request that comes
+   * within SPARE_MS (an agent's runs come in bursts), so that its start-up is on no request's
+   * way. A tmux client's exec and start cost about 1.5 ms of CPU: started at the read, as it was,
+   * it shared the two cores with the shell's answer, the run and the helper (fish's runs 2 ms
+   * slower, BENCHMARKS.md). Not while a request is out: that one holds its own client.
+   */
+  readyNext(): void {
+    if (!this.asked || this.readying) return;
+    this.readying = setImmediate(() => {
+      this.readying = undefined;
+      if (this.held || this.early || this.spare?.waiting) return;
+      this.asked = false;
+      this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+    });
+  }
+
+  /** Begins the read now (once per request): the held client asked, else a client started now. */
+  readEarly(): void {
+    this.early ??= this.read().catch(() => undefined);
+  }
+
+  private async read(): Promise<Screen | undefined> {
+    const held = this.held;
+    this.held = undefined;
+    const { tmuxSocket: socket, paneId } = this.place;
+    if (!held) return readScreen(socket, paneId);
+    try {
+      const asked = held.ask(screenArgs(paneId));
+      this.asked = true;
+      return parseScreen(await asked);
+    } catch (e) {
+      // Read directly (later: after the same moment); if that works, this tmux cannot serve a held client.
+      const screen = await readScreen(socket, paneId);
+      stopHolding();
+      log(`the screen check holds no tmux client from now on: ${(e as Error).message}`);
+      return screen;
+    }
+  }
+
+  /** The screen against `prompt` (the answer's), the early read taken as the first. */
+  async check(prompt: RenderedPrompt | undefined): Promise<ScreenVerdict> {
+    // A held client not asked yet (no snapshot seen): asked now, as the first read.
+    if (this.held) this.readEarly();
+    const first = this.early;
+    this.early = undefined;
+    if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };
+    const { verdict } = await checkPane(this.place.tmuxSocket, this.place.paneId, prompt, first);
+    this.lastVerdict = verdict;
+    return verdict;
+  }
+}

@@ -130,6 +130,23 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
     await pane.waitFor((s) => s.includes('half-typed'));
   });
 
+  it('exec at the far end is a new generation: the old target is refused, the new shell serves', async () => {
+    const old = listing;
+    await pane.type('exec zsh', { enter: true });
+    const fresh = await waitUntil(
+      async () => (await remoteListings()).find((p) => p.generation !== old.generation),
+      15_000,
+      'the new shell listed',
+    );
+    expect(fresh.enrollment_generation).not.toBe(old.enrollment_generation);
+    const stale = await callRun(mcp.client, old, 'true');
+    expect(stale.isError).toBe(true);
+    expect(['stale_generation', 'not_enrolled']).toContain(stale.structured.error.code);
+    const d = ok((await callRun(mcp.client, fresh, 'printf %s "$TRR_SEEN"')).structured);
+    expect(d.stdout.data).toBe('far-value'); // exported, so the new shell has it
+    listing = fresh;
+  });
+
   it('exit is not held up, and the pane is listed no more within seconds', async () => {
     await pane.type('exit', { enter: true });
     await waitUntil(async () => (await remoteListings()).length === 0 || undefined, 10_000, 'the far end unlisted');

@@ -138,7 +138,7 @@ export class Relay {
     };
     if (h.version !== LINK_VERSION || h.build !== BUILD_ID)
       return refuse(
-        `the far end's tmux-run is build ${h.build}, this one (on the local side) is build ${BUILD_ID}: run 'tmux-run setup --remote ${this.o.destination}' there to update it`,
+        `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side`,
       );
     if (this.served)
       return refuse(`this ssh session's pane is already enrolled (generation ${this.served.record.generation})`);

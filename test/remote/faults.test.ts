@@ -1,7 +1,7 @@
 // A remote pane's session kept to itself and its faults: two sessions to one host are two panes,
 // each run in its own shell; a killed ssh ends the listing and leaves no run on the host.
 import { describe, expect, it, beforeAll } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { useServer } from '../../lab/lifecycle.js';
 import { callRun } from '../../lab/mcp.js';
@@ -89,5 +89,21 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
     await panes[0]!.type('exit', { enter: true });
     await panes[0]!.waitForPrompt();
     await waitUntil(async () => (await remoteListings(mcp)).length === 0 || undefined, 10_000, 'none listed');
+  });
+
+  it('a far end of another build is refused by name, and the session is an ordinary one', async () => {
+    // The far end's build id as another build would have it (its bundle then is not used either).
+    const file = join(remote.user.home, '.local/share/tmux-run/app/dist/generated/build-id.cjs');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/BUILD_ID = "[0-9a-f]+"/, `BUILD_ID = "${'0'.repeat(16)}"`));
+    const pane = await scope.server.newPane();
+    await pane.type(remote.sshLine(), { enter: true });
+    const screen = await pane.waitFor((s) => s.includes('tmux-run: not enrolled'), 20_000);
+    expect(screen).toContain(`the far end's tmux-run is build ${'0'.repeat(16)}`);
+    expect(screen).toContain(`tmux-run setup --remote ${USER}`);
+    expect(await remoteListings(mcp)).toEqual([]);
+    await pane.type('echo still-$((2*21))', { enter: true });
+    await pane.waitFor((s) => s.includes('still-42'));
+    await pane.type('exit', { enter: true });
+    await pane.waitForPrompt();
   });
 });

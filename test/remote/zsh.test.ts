@@ -155,4 +155,26 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
     const left = readdirSync(scope.server.registryDir).filter((n) => n.startsWith('ssh.') || n.endsWith('.json'));
     expect(left).toEqual([]);
   });
+
+  it('setup --remote --dry-run changes nothing; --undo takes the far end out and the record here', async () => {
+    const rc = join(user.home, '.zshrc');
+    const before = readFileSync(rc, 'utf8');
+    const dry = await cli(['setup', '--remote', '--dry-run', '-F', sshd.clientConfig, USER]);
+    expect(dry.stdout).toContain('would install into');
+    expect(readFileSync(rc, 'utf8')).toBe(before);
+    await cli(['setup', '--remote', '--undo', '-F', sshd.clientConfig, USER]);
+    const after = readFileSync(rc, 'utf8');
+    expect(after).not.toContain('tmux-run');
+    expect(after).toContain(`PROMPT='${REMOTE_PROMPT}'`); // the person's own lines stay
+    expect(existsSync(join(user.home, '.local/share/tmux-run'))).toBe(false);
+    expect(readdirSync(join(scope.server.home, '.local/state/tmux-run/hosts'))).toEqual([]);
+    // tmux-run ssh to it now: an ordinary session, said once.
+    await pane.type(sshLine(), { enter: true });
+    const screen = await pane.waitFor((s) => s.includes('will not be enrolled'));
+    expect(screen).toContain(`tmux-run setup --remote ${USER}`);
+    await pane.type('echo undone-$((5*5))', { enter: true });
+    await pane.waitFor((s) => s.includes('undone-25'));
+    await pane.type('exit', { enter: true });
+    await pane.waitForPrompt();
+  });
 });

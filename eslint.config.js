@@ -53,4 +53,10 @@ export default tseslint.config(
       globals: globals.node,
     },
   },
+  {
+    // The programs' entries are CommonJS (bin/package.json): tmux-run-mcp requires its start bundle.
+    files: ['bin/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

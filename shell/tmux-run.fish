@@ -5,7 +5,7 @@
 #
 # fish 3.4 or newer, interactive, inside tmux. Nothing is ever typed into this terminal. A small
 # helper process answers the broker; for each run it leaves a request in a file of the
-# enrollment and sends this shell SIGWINCH; the handler below answers in another file whether the
+# enrollment and sends this shell SIGURG; the handler below answers in another file whether the
 # shell sits at its prompt (the prompt as fish draws it goes with the answer: the helper reads the
 # line from the screen, through read-only tmux calls, since a fish 3 handler cannot see it), with
 # the current directory and exported environment (the protocol: helper/shell/signal/signal.ts).
@@ -14,7 +14,7 @@
 # (fish 3's `read` has no timeout: a question could neither expire nor be withdrawn).
 #
 # Sourcing defines only functions and globals whose names start with tmux_run_ or _tmux_run_;
-# three of the functions are event handlers (fish_prompt, fish_preexec, SIGWINCH) that return at
+# three of the functions are event handlers (fish_prompt, fish_preexec, SIGURG/SIGWINCH) that return at
 # once when the shell is not enrolled (the person's own handlers of those events run as before).
 
 # Refuse early in shells that are not fish: this line means the same in fish and in POSIX shells
@@ -79,7 +79,7 @@ end
 
 # _tmux_run_enroll: checks everything, starts the helper and returns without waiting for it: the
 # helper's first line (R when enrolled, E with the reason) arrives in its message file with a
-# SIGWINCH (_tmux_run_on_winch), or is read at the next prompt (_tmux_run_on_prompt). Returns 0
+# SIGURG (_tmux_run_on_winch), or is read at the next prompt (_tmux_run_on_prompt). Returns 0
 # when the helper was started (or the shell is enrolled already), 1 with one line on stderr
 # otherwise; a refusal leaves nothing behind.
 function _tmux_run_enroll --description 'tmux-run: enroll this pane'
@@ -323,7 +323,11 @@ function _tmux_run_notify_on --description 'tmux-run: are notices on (TMUX_RUN_N
     not contains -- "$TMUX_RUN_NOTIFY" off 0 no false
 end
 
-# _tmux_run_on_winch: the SIGWINCH handler (beside fish's own and the person's). Acts only on
+# _tmux_run_on_winch: the handler of the helper's wake, SIGURG (SIGWINCH too: a dormant pane's
+# wake, src/enrollment/dormant.ts). SIGURG is ignored by default as SIGWINCH is, and nothing else
+# in fish listens to it, so a wake does not run fish's own WINCH handler (under tmux it repaints
+# the prompt, running the person's prompt functions, a `git` among them, at every WINCH) nor the
+# person's (docs/shells.md). Acts only on
 # what the helper left in the message file: its first line (R or E), a revocation (X), a
 # request (Q NONCE [fresh]) not answered yet, a notice (N SEQ TEXT) not drawn yet. A real resize
 # finds nothing new and does nothing. Prints nothing but a notice. The file is read whole by one
@@ -332,7 +336,7 @@ end
 # names; a group named like a variable that exists sets that one, so never a name of the
 # person's): each builtin or function a handler runs costs fish tens of microseconds, and a
 # request is answered on the way of every run.
-function _tmux_run_on_winch --on-signal SIGWINCH --description 'tmux-run: answer the helper'
+function _tmux_run_on_winch --on-signal SIGURG --on-signal SIGWINCH --description 'tmux-run: answer the helper'
     set -q _tmux_run_base[1]; or return 0
     if set -q _tmux_run_dormant[1]
         _tmux_run_wake_asked

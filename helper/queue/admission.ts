@@ -8,7 +8,7 @@ import type { AuditLog } from '../../src/core/audit/audit-log.js';
 import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 import type { RunJournal } from '../../src/core/enrollment/run-journal.js';
 import { monotonicMs } from '../../src/core/protocol/trace.js';
-import { checkRun, type UsedRunIds } from './authorize.js';
+import { checkRun, lateRefusal, type UsedRunIds } from './authorize.js';
 import type { WatchFeed } from '../watch/feed.js';
 import type { HeldRuns } from './held-runs.js';
 import { runMode } from './background.js';
@@ -68,7 +68,7 @@ export function admit(
   };
   if (cx.ended()) return refuse('shell_exited', 'the enrolled shell has exited');
   const now = Date.now();
-  const refusal = checkRun(req, rec, cx.secret, now);
+  const refusal = lateRefusal(req.take_by, received) ?? checkRun(req, rec, cx.secret, now);
   if (refusal) return refuse(refusal.code, refusal.message);
   if (!cx.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
   if (!cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');

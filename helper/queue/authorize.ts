@@ -38,6 +38,19 @@ function sameEnrollment(a: Generations, rec: Generations): boolean {
 
 const expired = (issuedAt: number, now: number): boolean => Math.abs(now - issuedAt) > TOKEN_TTL_MS;
 
+/**
+ * A request read after its take-by time (src/core/protocol/limits.ts HELPER_TAKE_MS): its caller has
+ * given it up and said so (helper_unreachable, nothing run), so it is refused unread, whatever it
+ * asks. `received` is when its frame was read, on the same clock (CLOCK_MONOTONIC ms).
+ */
+export function lateRefusal(takeBy: number | undefined, received: number): Refusal | undefined {
+  if (takeBy === undefined || received <= takeBy) return undefined;
+  return {
+    code: 'expired',
+    message: `the request was read ${Math.round(received - takeBy)} ms after its take-by time (the helper was stopped or too busy to read it): its caller had given it up, so it was not acted on`,
+  };
+}
+
 /** A run or start request: signed for its binding, its script the one authorized, for this enrollment, fresh. */
 export function checkRun(
   req: Extract<Request, { type: 'run' | 'start' }>,

@@ -8,7 +8,8 @@ import type { HeldOp } from '../../src/core/protocol/token.js';
 import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
 import type { AuditLog } from '../../src/core/audit/audit-log.js';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, type HeldRuns } from './held-runs.js';
-import { checkHeld } from './authorize.js';
+import { checkHeld, lateRefusal } from './authorize.js';
+import { monotonicMs } from '../../src/core/protocol/trace.js';
 import { err, info, type Job } from './job.js';
 import { chunkWindow } from '../output/stream-window.js';
 import type { Waiters } from './waiters.js';
@@ -26,22 +27,27 @@ export interface HeldContext {
   cancel: (job: Job, byPerson: boolean) => void;
 }
 
-/** Checks a wait, cancel or list request; on failure replies with the error (nothing changes) and returns false. */
+/**
+ * Checks a request about held runs, as it is read (`takeBy`: its take-by time, when it has one: a
+ * request read later was given up by its caller and is refused unread); on failure replies with the
+ * error (nothing changes) and returns false.
+ */
 export function authorized(
   cx: Pick<HeldContext, 'record' | 'secret'>,
   op: HeldOp,
   runId: string,
   a: Extract<Request, { type: 'list' }>['auth'],
   t: Transport,
+  takeBy?: number,
 ): boolean {
-  const refusal = checkHeld(op, runId, a, cx.record, cx.secret, Date.now());
+  const refusal = lateRefusal(takeBy, monotonicMs()) ?? checkHeld(op, runId, a, cx.record, cx.secret, Date.now());
   if (refusal) t.send(err(refusal.code, refusal.message, runId || undefined));
   return refusal === undefined;
 }
 
 /** tmux_run_list: every held run. */
 export function list(req: Extract<Request, { type: 'list' }>, t: Transport, cx: HeldContext): void {
-  if (!authorized(cx, 'list', '', req.auth, t)) return;
+  if (!authorized(cx, 'list', '', req.auth, t, req.take_by)) return;
   t.send({ type: 'runs', runs: cx.held.list().map(info) } satisfies Reply);
 }
 
@@ -56,7 +62,7 @@ export function unknownRun(cx: Pick<HeldContext, 'record'>, runId: string): Repl
 
 /** tmux_run_output: up to max_bytes of one stream from an absolute offset; answers at once. */
 export function output(req: Extract<Request, { type: 'output' }>, t: Transport, cx: HeldContext): void {
-  if (!authorized(cx, 'output', req.run_id, req.auth, t)) return;
+  if (!authorized(cx, 'output', req.run_id, req.auth, t, req.take_by)) return;
   const job = cx.held.get(req.run_id);
   if (!job) {
     t.send(unknownRun(cx, req.run_id));
@@ -83,7 +89,7 @@ export function waitOrCancel(
   t: Transport,
   cx: HeldContext,
 ): void {
-  if (!authorized(cx, req.type, req.run_id, req.auth, t)) return;
+  if (!authorized(cx, req.type, req.run_id, req.auth, t, req.take_by)) return;
   const rec = cx.record;
   const event = req.type === 'wait' ? 'wait' : 'cancel';
   const job = cx.held.get(req.run_id);

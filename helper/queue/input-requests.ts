@@ -20,7 +20,7 @@ function heldRun(
   t: Transport,
   cx: TerminalContext,
 ): Job | undefined {
-  if (!authorized(cx, req.type, req.run_id, req.auth, t)) return undefined;
+  if (!authorized(cx, req.type, req.run_id, req.auth, t, 'take_by' in req ? req.take_by : undefined)) return undefined;
   const job = cx.held.get(req.run_id);
   if (!job) t.send(unknownRun(cx, req.run_id));
   return job;

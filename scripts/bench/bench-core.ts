@@ -25,6 +25,7 @@ import {
   type ProcStatus,
 } from './bench-common.js';
 import { enroll, run, sustained, unenroll } from './bench-calls.js';
+import { initializeCost } from './bench-initialize.js';
 import { enrollCost } from './bench-enroll.js';
 import { fishCost } from './bench-fish.js';
 import { floor } from './bench-floor.js';
@@ -54,7 +55,10 @@ export async function enrollment(scope: Scope, first: Pane, runRootDir: string, 
   m.shells = await shellsCost(scope, QUICK ? 3 : 10);
 }
 
-/** `node -e ""` start to exit beside tmux-run-mcp's start to tools/list. */
+/**
+ * `node -e ""` start to exit beside tmux-run-mcp's start to tools/list; then tmux-run-mcp's answer
+ * to initialize beside a bare Node's answer to one line, alternating (scripts/bench/bench-initialize.ts).
+ */
 export async function serverStarts(scope: Scope, brokerOptions: McpOptions, m: Figures): Promise<void> {
   progress('server start to tools/list');
   const nodeStart: number[] = [];
@@ -73,6 +77,8 @@ export async function serverStarts(scope: Scope, brokerOptions: McpOptions, m: F
   }
   m.node_start_ms = stats(nodeStart);
   m.server_start_ms = stats(startMs);
+  progress('initialize: tmux-run-mcp beside a bare Node, alternating');
+  m.initialize = await initializeCost(QUICK ? 5 : 3 * N.starts);
 }
 
 /**

@@ -8,8 +8,10 @@
 // - first-prompt time: from the config's first line to the fish_prompt event of the first
 //   prompt, in N fresh panes whose config sources the snippet and in N without it.
 // - a run's round trip (`true` through tmux-run-mcp), N runs, in an enrolled fish pane: the wake
-//   by SIGWINCH, the handler's answer with the rendered prompt, the screen check, the run; and
-//   side by side with a zsh pane of the same server (5N each, alternating, 20 ms apart), with the stages of
+//   by SIGURG, the handler's answer with the rendered prompt, the screen check, the run; and
+//   side by side with a zsh pane of the same server and fish panes with other prompts
+//   (bench-fish-prompts.ts: 5N rounds, each calling every pane once in a shuffled order, 20 ms
+//   apart; each prompt's ratio to zsh against the 1.3x target), with the stages of
 //   the traced runs (src/core/protocol/trace.ts): asked->answered is the signal's round trip and the
 //   handler, answered->snapshot the snapshot and the screen check;
 // - the screen check's parts: the one read-only tmux call through the native spawn and through
@@ -34,7 +36,8 @@ import { openScope, type Scope } from '../../lab/scope.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { fishPane, FISH_SNIPPET } from '../../test/fish/support.js';
 import { median, memoryOf, type Memory } from './bench-enroll.js';
-import { sideBySidePause } from './bench-common.js';
+import { fishPromptLines, openPromptPanes, sideBySide, type FishPromptsCost } from './bench-fish-prompts.js';
+import { loadavg } from 'node:os';
 
 export interface FishCost {
   n: number;
@@ -53,6 +56,8 @@ export interface FishCost {
   /** The prompt measured: a new shape (two renderings, ms), a cached one (µs). */
   measure_new_ms: number[];
   measure_cached_us: number;
+  /** Each fish prompt's runs beside zsh's, in the same rounds (bench-fish-prompts.ts). */
+  prompts?: FishPromptsCost;
   helper_before_check?: Memory;
   helper_after_check?: Memory;
 }
@@ -159,21 +164,26 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
   const helper_after_check = memoryOf(listing.helper_pid);
   const zshPane = await server.newPane();
   const zshListing = await enroll(zshPane);
-  for (let i = 0; i < 3; i++) await call(zshListing);
-  const rtt_fish_ms: number[] = [];
-  const rtt_zsh_ms: number[] = [];
+  // The zsh pane, this fish pane (`$ `) and the other prompts' panes, called in rounds in a
+  // shuffled order (bench-fish-prompts.ts).
+  const promptPanes = await openPromptPanes(server);
   const fishIds = new Set<string>();
   const zshIds = new Set<string>();
-  for (let i = 0; i < 5 * n; i++) {
-    await sideBySidePause();
-    const z = await call(zshListing);
-    rtt_zsh_ms.push(z.ms);
-    zshIds.add(z.id);
-    await sideBySidePause();
-    const f = await call(listing);
-    rtt_fish_ms.push(f.ms);
-    fishIds.add(f.id);
-  }
+  const load0 = loadavg()[0]!;
+  const side = await sideBySide(
+    mcp.client,
+    [{ name: 'zsh', listing: zshListing }, { name: '`$ `', listing }, ...promptPanes],
+    5 * n,
+    (name, id) => (name === 'zsh' ? zshIds : name === '`$ `' ? fishIds : undefined)?.add(id),
+  );
+  const rtt_fish_ms = side.get('`$ `')!;
+  const rtt_zsh_ms = side.get('zsh')!;
+  const prompts: FishPromptsCost = {
+    zsh_ms: rtt_zsh_ms,
+    fish: ['`$ `', ...promptPanes.map((p) => p.name)].map((name) => ({ name, ms: side.get(name)! })),
+    loadavg: [load0, loadavg()[0]!].map((x) => Number(x.toFixed(2))),
+  };
+  for (const p of promptPanes) await p.pane.kill();
   const screen_read = {
     kind: screenQueryKind(),
     native_ms: [] as number[],
@@ -221,6 +231,7 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
     screen_read,
     measure_new_ms,
     measure_cached_us,
+    prompts,
     ...(helper_before_check ? { helper_before_check } : {}),
     ...(helper_after_check ? { helper_after_check } : {}),
   };
@@ -245,6 +256,7 @@ export function fishCostLines(c: FishCost): string[] {
     `| screen check: the same call through a client held before it (tmux source-file -), from the question to the answer (ms, median, n=${c.screen_read.held_ms.length}) | ${c.screen_read.held_ms.length ? median(c.screen_read.held_ms).toFixed(2) : '?'} |`,
     `| screen check: a prompt measured by the emulator, new shape (two renderings, ms) / cached (µs) | ${f(c.measure_new_ms)} / ${c.measure_cached_us.toFixed(1)} |`,
     `| fish helper PSS before its first screen check / after it (emulator loaded) (MB) | ${mb(c.helper_before_check?.pss_kb)} / ${mb(c.helper_after_check?.pss_kb)} |`,
+    ...(c.prompts ? fishPromptLines(c.prompts) : []),
   ];
 }
 

@@ -1,4 +1,5 @@
 // Everything one run of the bench (scripts/bench/bench.ts) measures, as bench-results/latest.json keeps it.
+import type { InitializeFigures } from './bench-initialize.js';
 import type { Stats } from './bench-common.js';
 import type { EnrollCost, Memory } from './bench-enroll.js';
 import type { FishCost } from './bench-fish.js';
@@ -34,6 +35,8 @@ export interface Metrics {
   enroll_ms: Stats;
   node_start_ms: Stats;
   server_start_ms: Stats;
+  /** tmux-run-mcp's answer to initialize beside a bare Node's to one line, alternating (scripts/bench/bench-initialize.ts). */
+  initialize?: InitializeFigures;
   floor_true_ms: Stats;
   run_true_ms: Stats;
   cpu_ms_per_run: Record<string, number>;

@@ -8,6 +8,7 @@ import { tmuxBinary, zshBinary } from '../../lab/tmux-command.js';
 import { BIG, IDLE_MS, MID, N, NOTIFY, PROFILE, QUICK, versionOf, type Stats } from './bench-common.js';
 import { enrollCostLines, enrollTargets } from './bench-enroll.js';
 import { fishCostLines } from './bench-fish.js';
+import { fishPromptTargets } from './bench-fish-prompts.js';
 import type { Metrics } from './bench-metrics.js';
 import { shellsCostLines } from './bench-shells.js';
 import type { SpawnPair } from './bench-spawn.js';
@@ -19,6 +20,7 @@ import { lightCostLines } from './bench-light.js';
 import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
+import { initializeTargets } from './bench-initialize.js';
 
 const MB = 1024;
 const mb = (k: number | undefined): string => (k === undefined ? '-' : (k / MB).toFixed(1));
@@ -120,6 +122,7 @@ function targetsOf(m: Metrics): Target[] {
       show: `${m.enroll_ms.median.toFixed(0)} ms`,
     },
     ...enrollTargets(m.enroll_cost),
+    ...fishPromptTargets(m.fish_cost.prompts),
     {
       name: 'server start to tools/list',
       target: '< 300 ms',
@@ -127,6 +130,7 @@ function targetsOf(m: Metrics): Target[] {
       pass: m.server_start_ms.median < 300,
       show: `${m.server_start_ms.median.toFixed(0)} ms`,
     },
+    ...initializeTargets(m),
   ];
 }
 
@@ -147,6 +151,14 @@ function figureLines(m: Metrics): string[] {
     ['enrollment: source to listed (ms)', m.enroll_ms, 0],
     ['node -e "" start to exit (ms)', m.node_start_ms, 0],
     ['tmux-run-mcp start to tools/list (ms)', m.server_start_ms, 0],
+    ...(m.initialize
+      ? ([
+          ['a bare Node: spawn to its answer to one line (ms)', m.initialize.bare_node_ms, 1],
+          ['tmux-run-mcp: spawn to its answer to initialize, alternating with it (ms)', m.initialize.servers[0]!.ms, 1],
+          ['a bare Node answering one line: its CPU (ms)', m.initialize.bare_node_cpu_ms, 0],
+          ['tmux-run-mcp answering initialize: its CPU (ms)', m.initialize.servers[0]!.cpu_ms, 0],
+        ] as Array<[string, Stats, number]>)
+      : []),
   ];
   const lines: string[] = [];
   lines.push(`| measure | median | p90 | n |`, `| --- | ---: | ---: | ---: |`);

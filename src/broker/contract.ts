@@ -38,8 +38,10 @@ type Compiled = Record<
 /**
  * The validators `npm run build` generates from these very schemas (compiling the four with ajv
  * here took the server about 80 ms before it could answer); there is no other validation path.
+ * Loaded at the first check, not at start: `initialize` and `tools/list` validate nothing.
  */
-const compiled = loadGenerated<Compiled>('contract-validators');
+let loaded: Compiled | undefined;
+const compiled = (): Compiled => (loaded ??= loadGenerated<Compiled>('contract-validators'));
 
 export type Validation = { ok: true } | { ok: false; message: string };
 
@@ -70,8 +72,8 @@ function check(v: Validator, data: unknown): Validation {
   return v(data) ? { ok: true } : { ok: false, message: describeErrors(v.errors) };
 }
 
-export const validateRunInput = (d: unknown): Validation => check(compiled.runInput, d);
-export const validateRunOutput = (d: unknown): Validation => check(compiled.runOutput, withoutLongData(d));
+export const validateRunInput = (d: unknown): Validation => check(compiled().runInput, d);
+export const validateRunOutput = (d: unknown): Validation => check(compiled().runOutput, withoutLongData(d));
 
 /** The output schema's maxLength of a stream's `data` (the same for stdout and stderr), if it has one. */
 const dataMaxLength = ((): number | undefined => {
@@ -113,17 +115,17 @@ export function withoutLongData(d: unknown): unknown {
   if (stdout === streams.stdout && stderr === streams.stderr) return d;
   return { ...d, data: { ...data, stdout, stderr } };
 }
-export const validatePanesInput = (d: unknown): Validation => check(compiled.panesInput, d);
-export const validatePanesOutput = (d: unknown): Validation => check(compiled.panesOutput, d);
-export const validateStartInput = (d: unknown): Validation => check(compiled.startInput, d);
-export const validateWaitInput = (d: unknown): Validation => check(compiled.waitInput, d);
-export const validateCancelInput = (d: unknown): Validation => check(compiled.cancelInput, d);
-export const validateLongOutput = (d: unknown): Validation => check(compiled.longOutput, d);
-export const validateRunsInput = (d: unknown): Validation => check(compiled.runsInput, d);
-export const validateRunsOutput = (d: unknown): Validation => check(compiled.runsOutput, d);
-export const validateOutputInput = (d: unknown): Validation => check(compiled.outputInput, d);
-export const validateOutputOutput = (d: unknown): Validation => check(compiled.outputOutput, d);
-export const validateInputInput = (d: unknown): Validation => check(compiled.inputInput, d);
-export const validateInputOutput = (d: unknown): Validation => check(compiled.inputOutput, d);
-export const validateScreenInput = (d: unknown): Validation => check(compiled.screenInput, d);
-export const validateScreenOutput = (d: unknown): Validation => check(compiled.screenOutput, d);
+export const validatePanesInput = (d: unknown): Validation => check(compiled().panesInput, d);
+export const validatePanesOutput = (d: unknown): Validation => check(compiled().panesOutput, d);
+export const validateStartInput = (d: unknown): Validation => check(compiled().startInput, d);
+export const validateWaitInput = (d: unknown): Validation => check(compiled().waitInput, d);
+export const validateCancelInput = (d: unknown): Validation => check(compiled().cancelInput, d);
+export const validateLongOutput = (d: unknown): Validation => check(compiled().longOutput, d);
+export const validateRunsInput = (d: unknown): Validation => check(compiled().runsInput, d);
+export const validateRunsOutput = (d: unknown): Validation => check(compiled().runsOutput, d);
+export const validateOutputInput = (d: unknown): Validation => check(compiled().outputInput, d);
+export const validateOutputOutput = (d: unknown): Validation => check(compiled().outputOutput, d);
+export const validateInputInput = (d: unknown): Validation => check(compiled().inputInput, d);
+export const validateInputOutput = (d: unknown): Validation => check(compiled().inputOutput, d);
+export const validateScreenInput = (d: unknown): Validation => check(compiled().screenInput, d);
+export const validateScreenOutput = (d: unknown): Validation => check(compiled().screenOutput, d);

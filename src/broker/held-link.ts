@@ -8,11 +8,14 @@ import type { Reply, Request } from '../core/protocol/messages.js';
 import type { Transport } from '../core/protocol/transport.js';
 import { terminateGroup } from '../core/os/process-group.js';
 import { ConnectError, connectHelper, exchange } from './helper-client.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 import { failure, type Authorization, type LongResult, type Target, type ToolResult } from './result.js';
 import { heldAuthorization, type Refuse } from './authorize.js';
 import { connectAwake } from './wake.js';
 import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply } from './run-exchange.js';
 import type { RunContext } from './run-context.js';
+import { recordSocket } from './registry.js';
+import { HelperWatch, takeBy, type Silence } from './helper-watch.js';
 
 /** A final result whose streams passed their limits (overflow tail): each says so, with every byte counted. */
 function withTruncation(result: ToolResult, r: Extract<Reply, { type: 'done' | 'error' }>): ToolResult {
@@ -40,6 +43,8 @@ interface Talk {
   /** The run's process group, once the helper said it started. */
   pgid: number | undefined;
   settled: boolean;
+  /** The request's wait_ms: the helper owes a pending reply by then once it took it. */
+  waitMs?: number;
 }
 
 /**
@@ -72,6 +77,7 @@ export function converse(
             answered: false,
             pgid: undefined,
             settled: false,
+            ...('wait_ms' in req ? { waitMs: req.wait_ms } : {}),
           })
         : linked,
     (e: unknown) => noHelper(ctx, rec, runId, e),
@@ -82,9 +88,12 @@ export function converse(
 function talk(t: Transport, req: Request, s: Talk): Promise<LongResult> {
   return new Promise<LongResult>((resolve) => {
     const x = exchange(t);
+    const by = takeBy();
+    const watch = new HelperWatch(s.rec, recordSocket(s.ctx.dir, s.rec), by, (why) => settle(silentHelper(s, why)));
     const settle = (r: LongResult): void => {
       if (s.settled) return;
       s.settled = true;
+      watch.stop();
       s.ctx.signal?.removeEventListener('abort', onAbort);
       x.close();
       resolve(r);
@@ -96,14 +105,16 @@ function talk(t: Transport, req: Request, s: Talk): Promise<LongResult> {
     };
     s.ctx.signal?.addEventListener('abort', onAbort, { once: true });
     x.onreply = (r: Reply) => {
+      if (!s.answered && s.waitMs !== undefined) watch.expect(s.waitMs);
       s.answered = true;
+      watch.frame();
       const decided = heldReply(s, r);
       if (decided) settle(decided);
     };
     x.onclose = (e) => {
       void linkLost(s, settle, e);
     };
-    x.send(req);
+    x.send({ ...req, take_by: by } as Request);
   });
 }
 
@@ -147,6 +158,40 @@ function heldReply(s: Talk, r: Reply): LongResult | undefined {
       return withTruncation(resultFromReply(r, s.target, s.auth), r);
   }
   return unexpectedReply(s.what, r.type, s.auth ?? null);
+}
+
+/**
+ * The helper does not answer (stopped or hung). A request it never took is refused unread by its
+ * take-by time: this call changed nothing. One it took leaves the run as it was: held by the
+ * helper, which goes on with it if it runs again.
+ */
+function silentHelper(s: Talk, silence: Silence): ToolResult {
+  const { rec, runId, what } = s;
+  const run = `run ${runId.slice(0, 8)}`;
+  const again = `call ${what === 'tmux_run_cancel' ? 'tmux_run_cancel' : 'tmux_run_wait'} with run_id ${runId} once tmux_enrolled_panes shows pane ${rec.pane_id} other than unresponsive`;
+  if (silence.phase === 'untaken')
+    return failure(
+      'helper_unreachable',
+      `the helper of pane ${rec.pane_id} did not take the ${what} request: ${silence.why}. The request carried a take-by time ${HELPER_TAKE_MS / 1000} s ahead, and a helper refuses a request it reads after that, so ${what === 'tmux_run_start' ? 'nothing ran and nothing will' : `it changed nothing and will not; ${run}, if the helper holds it, is as it was`}`,
+      'possibly_sent',
+      {
+        state: 'none',
+        authorization: what === 'tmux_run_start' ? (s.auth ?? null) : null,
+        completion: { state: 'unobserved' },
+      },
+    );
+  const took =
+    what === 'tmux_run_start'
+      ? `took ${run}${s.pgid !== undefined ? ', which started,' : ''} and then stopped answering`
+      : what === 'tmux_run_cancel'
+        ? `took the cancel of ${run} and then stopped answering: whether the run stopped is unknown`
+        : `found ${run} and then stopped answering`;
+  return failure(
+    'helper_unreachable',
+    `the helper of pane ${rec.pane_id} ${took}: ${silence.why}. The run stays held by the helper and goes on if it runs again; ${again}`,
+    'observed',
+    { state: 'unknown', authorization: s.auth ?? null, completion: { state: 'unobserved' } },
+  );
 }
 
 /** The link broke before the call was decided: the helper died; stop what it left running and say so. */

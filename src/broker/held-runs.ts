@@ -1,9 +1,15 @@
 // The runs the panes' helpers hold, as tmux_runs and `tmux-run runs` list them: each live helper
-// is asked for its own (dead ones are cleaned up on the way, their runs stopped).
+// is asked for its own (dead ones are cleaned up on the way, their runs stopped); a helper that
+// does not answer (listed unresponsive, or silent within its take-by time) is named with why,
+// its runs unknown, rather than left out.
 import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import type { HeldRunInfo, InputMode } from '../core/protocol/messages.js';
-import { askOnce } from './helper-client.js';
+import { askOver, connectHelper } from './helper-client.js';
 import { listEnrolled, recordSocket, scanRecords } from './registry.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
+import { TAKE_WAIT_MS, takeBy } from './helper-watch.js';
+import { noteSilent, silenceWhy } from './unresponsive.js';
+import { helperAlive } from './orphans.js';
 import { authorizeHeld } from './authorize.js';
 import type { RunContext } from './run-tool.js';
 
@@ -32,14 +38,36 @@ export interface RunListing {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** Asks one helper for the runs it holds; undefined when it does not answer within `ms`. */
-async function heldRunsOf(dir: string, rec: EnrollmentRecord, ms = 2000): Promise<HeldRunInfo[] | undefined> {
-  return askOnce(
-    recordSocket(dir, rec),
-    { type: 'list', auth: authorizeHeld(rec, 'list', '') },
+/** A pane whose helper did not answer: its runs are unknown. */
+export interface UnansweredPane {
+  pane_id: string;
+  generation: string;
+  /** Why (stopped, or silent), as the listing's helper_problem says it. */
+  reason: string;
+}
+
+/**
+ * Asks one helper for the runs it holds: `silent` when it took no request within its take-by time
+ * (it refuses the request if it reads it later), undefined when it cannot be reached (it has just
+ * gone, or gone dormant: it holds no run then).
+ */
+async function heldRunsOf(dir: string, rec: EnrollmentRecord): Promise<HeldRunInfo[] | 'silent' | undefined> {
+  const socket = recordSocket(dir, rec);
+  let t;
+  try {
+    t = await connectHelper(socket, HELPER_TAKE_MS);
+  } catch {
+    return undefined;
+  }
+  const runs = await askOver(
+    t,
+    { type: 'list', auth: authorizeHeld(rec, 'list', ''), take_by: takeBy() },
     (r) => (r.type === 'runs' ? r.runs : undefined),
-    ms,
+    TAKE_WAIT_MS,
   );
+  if (runs || !helperAlive(rec)) return runs;
+  noteSilent(rec, socket);
+  return 'silent';
 }
 
 /** The runs every live helper holds (dead ones are cleaned up on the way, their runs stopped). */
@@ -47,12 +75,35 @@ export async function listHeldRuns(
   dir: string,
   opts: { by?: 'broker' | 'cli'; audit?: RunContext['audit'] } = {},
 ): Promise<RunListing[]> {
+  return (await heldRunListing(dir, opts)).runs;
+}
+
+/** listHeldRuns, with the panes whose helpers did not answer (their runs unknown). */
+export async function heldRunListing(
+  dir: string,
+  opts: { by?: 'broker' | 'cli'; audit?: RunContext['audit'] } = {},
+): Promise<{ runs: RunListing[]; unanswered: UnansweredPane[] }> {
   const panes = await listEnrolled(dir, { cleanup: true, ...opts });
   const records = scanRecords(dir);
+  const unanswered: UnansweredPane[] = [];
   const lists = await Promise.all(
     panes.map(async (p) => {
       const rec = records.find((r) => r.enrollment_generation === p.enrollment_generation);
-      const runs = rec ? await heldRunsOf(dir, rec) : undefined;
+      // A dormant helper holds no run; an unresponsive one is not asked (the listing says why).
+      if (p.state === 'unresponsive' || p.state === 'dormant' || !rec) {
+        if (p.helper_problem)
+          unanswered.push({ pane_id: p.pane_id, generation: p.generation, reason: p.helper_problem });
+        return [];
+      }
+      const runs = await heldRunsOf(dir, rec);
+      if (runs === 'silent') {
+        unanswered.push({
+          pane_id: p.pane_id,
+          generation: p.generation,
+          reason: silenceWhy(rec, undefined, 'its helper'),
+        });
+        return [];
+      }
       return (runs ?? []).map((r): RunListing => ({
         run_id: r.run_id,
         pane_id: p.pane_id,
@@ -74,5 +125,8 @@ export async function listHeldRuns(
       }));
     }),
   );
-  return lists.flat().sort((a, b) => a.queued_at.localeCompare(b.queued_at));
+  return {
+    runs: lists.flat().sort((a, b) => a.queued_at.localeCompare(b.queued_at)),
+    unanswered: unanswered.sort((a, b) => Number(a.pane_id.slice(1)) - Number(b.pane_id.slice(1))),
+  };
 }

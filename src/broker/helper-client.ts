@@ -94,19 +94,19 @@ export function askOver<T>(
 ): Promise<T | undefined> {
   return new Promise((resolve) => {
     const x = exchange(t);
-    const timer = setTimeout(() => {
-      x.close();
-      resolve(undefined);
-    }, timeoutMs);
-    x.onreply = (r) => {
+    let done = false;
+    const end = (v: T | undefined): void => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       x.close();
-      resolve(pick(r));
+      resolve(v);
     };
-    x.onclose = () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    };
+    // Out of time: a reply already read by the kernel is taken first (setImmediate runs after the
+    // poll phase, so a reply that came with the timer is not mistaken for silence).
+    const timer = setTimeout(() => setImmediate(() => end(undefined)), timeoutMs);
+    x.onreply = (r) => end(pick(r));
+    x.onclose = () => end(undefined);
     x.send(request);
   });
 }

@@ -95,7 +95,7 @@ export async function startTool(raw: unknown, ctx: RunContext): Promise<LongResu
     refuse,
   );
   // The helper was never reached: the refusal is the broker's, as for tmux_run.
-  if (!('pending' in r) && !r.ok && r.error.code === 'helper_unreachable') {
+  if (!('pending' in r) && !r.ok && r.error.code === 'helper_unreachable' && r.error.effects?.state === 'none') {
     auditRefusal(
       ctx,
       { run_id: binding.run_id, pane_id: args.target.id, script_digest: digest, tag },

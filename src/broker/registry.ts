@@ -27,6 +27,7 @@ import { listPanes, type TmuxPane } from '../core/os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
+import { unresponsiveWhy } from './unresponsive.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
 import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../core/enrollment/remote-listing.js';
 
@@ -44,7 +45,9 @@ export interface PaneListing {
   shell_pid: number;
   /** null while the pane is dormant (no helper runs: the next call that needs one has the shell start it). */
   helper_pid: number | null;
-  state: 'idle' | 'busy' | 'running' | 'awaiting_approval' | 'dormant';
+  state: 'idle' | 'busy' | 'running' | 'awaiting_approval' | 'dormant' | 'unresponsive';
+  /** Why its helper does not answer (state `unresponsive`: stopped, or silent; src/broker/unresponsive.ts). */
+  helper_problem?: string;
   /** TMUX_RUN_APPROVE as of the shell's last prompt. */
   mode: 'ask' | 'auto' | 'unknown';
   /** TMUX_RUN_SANDBOX as of the shell's last prompt. */
@@ -192,14 +195,15 @@ const isSocketFile = (path: string): boolean => {
 
 /** What a listing needs to know of a live helper: what a pong says (or, for a dormant pane, what its status says). */
 type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
-type Listed = Omit<Pong, 'state'> & { state: PaneListing['state'] };
+type Listed = Omit<Pong, 'state'> & { state: PaneListing['state']; helper_problem?: string };
 
 /**
  * The pong a live helper would give, from what the registry and /proc already hold: its published
  * status (src/core/enrollment/pane-status.ts) for the exact helper process (pid, start time, a child of
  * the shell), /proc for the shell's cwd and whether a command holds its terminal, the channel's
  * mode file for the modes of its last prompt. Undefined when the helper is not that process, is
- * stopped, or has no socket to be reached at.
+ * dead, or has no socket to be reached at; state `unresponsive` when it is stopped, or this broker
+ * found it silent (src/broker/unresponsive.ts): it lives, and would answer nothing.
  */
 export function pongFromStatus(
   dir: string,
@@ -209,10 +213,12 @@ export function pongFromStatus(
   shell: ProcStat | undefined,
 ): Listed | undefined {
   if (isDormant(s)) return dormantShell(rec, s, shell) === 'same' ? shellSide(dir, rec, s, 'dormant') : undefined;
-  // Stopped (T, t) or dead (Z, X): it would answer nothing, so it is not listed, as a ping would not.
-  if (!helper || 'TtZX'.includes(helper.state) || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
+  // Dead (Z, X): it answers nothing and never will, so it is not listed, as a ping would not.
+  if (!helper || 'ZX'.includes(helper.state) || helper.startTicks !== s.helper_start || helper.ppid !== rec.shell_pid)
     return undefined;
   if (!isSocketFile(recordSocket(dir, rec))) return undefined;
+  const silent = unresponsiveWhy(rec, helper);
+  if (silent) return { ...shellSide(dir, rec, s, 'unresponsive'), helper_problem: silent };
   return shellSide(dir, rec, s, s.run ?? (statBusy(shell) ? 'busy' : 'idle'));
 }
 
@@ -278,6 +284,7 @@ function paneListing(rec: EnrollmentRecord, pong: Listed, pane: TmuxPane): PaneL
     sandbox: pong.sandbox ?? 'unknown',
     ...recordShell(rec),
     ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
+    ...(pong.helper_problem ? { helper_problem: pong.helper_problem } : {}),
     queued: pong.queued,
     enrolled_at: rec.enrolled_at,
     host: listedHost(rec),

@@ -8,6 +8,7 @@ import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import type { Reply, Request } from '../core/protocol/messages.js';
 import type { Transport } from '../core/protocol/transport.js';
 import { nothingRan } from '../core/protocol/errors.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 import { terminateGroup } from '../core/os/process-group.js';
 import { exchange, type Exchange } from './helper-client.js';
 import type { LinkPool } from './link-pool.js';
@@ -15,6 +16,7 @@ import { failure, encodeStream, type Authorization, type Target, type ToolResult
 import { cancelReason } from './authorize.js';
 import { helperAlive, reapDeadHelper, type Reaped } from './orphans.js';
 import type { RunContext } from './run-context.js';
+import { HelperWatch, takeBy, type Silence } from './helper-watch.js';
 
 /** After a cancel, how long the broker waits for the helper to report before it stops the group itself. */
 const CANCEL_WAIT_MS = 5000;
@@ -116,6 +118,8 @@ class RunExchange {
   /** The helper sent this run's final reply: the link owes nothing more and serves the next run. */
   private final = false;
   private cancelTimer: NodeJS.Timeout | undefined;
+  /** Whether the helper took the run and keeps answering (helper-watch.ts). */
+  private watch: HelperWatch | undefined;
   private readonly x: Exchange;
   private readonly tag: string;
   private readonly onAbort = (): void => this.cancel();
@@ -136,13 +140,16 @@ class RunExchange {
       void this.linkLost(e);
     };
     ctx.trace?.mark('sent');
-    this.x.send(req);
+    const by = takeBy();
+    this.watch = new HelperWatch(this.call.rec, this.call.socket, by, (s) => this.silent(s));
+    this.x.send({ ...req, take_by: by } as Request);
   }
 
   /** One frame from the helper: progress goes on to the caller, a final reply decides the call. */
   private reply(r: Reply): void {
     const { ctx, target, auth } = this.call;
     this.answered = true;
+    this.watch?.frame();
     if (forwardProgress(r, ctx)) return;
     switch (r.type) {
       case 'started':
@@ -218,18 +225,66 @@ class RunExchange {
     );
   }
 
+  /**
+   * The helper does not answer (stopped or hung). A run it never took was refused unread by its
+   * take-by time: nothing ran, nor will. One it took is given up: a started run's process group is
+   * stopped here (the call that owned it ends), and the link closes, which tells the helper, when it
+   * runs again, that the caller went away (a queued run is then dropped, a running one stopped).
+   */
+  private silent(s: Silence): void {
+    if (this.settled) return;
+    const { rec, auth } = this.call;
+    const pane = `pane ${rec.pane_id}`;
+    if (s.phase === 'untaken') {
+      this.audit(
+        'refused',
+        'helper_unreachable',
+        `the helper did not take the run within its take-by time (${s.why}); it refuses the run if it reads it later`,
+      );
+      this.settle(
+        failure(
+          'helper_unreachable',
+          `the helper of ${pane} did not take the run: ${s.why}. The request carried a take-by time ${HELPER_TAKE_MS / 1000} s ahead, and a helper refuses a request it reads after that, so nothing ran and nothing will; retry once tmux_enrolled_panes shows the pane other than unresponsive`,
+          'possibly_sent',
+          { state: 'none', authorization: auth, completion: { state: 'unobserved' } },
+        ),
+      );
+      return;
+    }
+    const { pgid } = this;
+    if (pgid !== undefined) terminateGroup(pgid);
+    this.auditEnd(
+      'helper_unreachable',
+      `the helper stopped answering during the run (${s.why})${pgid !== undefined ? '; the broker stopped the process group' : '; it had not reported the run started'}`,
+    );
+    this.settle(
+      failure(
+        'helper_unreachable',
+        pgid !== undefined
+          ? `the helper of ${pane} stopped answering while the run was executing: ${s.why}. tmux-run stopped the run's process group ${pgid}; what the script did before is unknown`
+          : `the helper of ${pane} took the run but stopped answering before it reported the run started: ${s.why}. The call has given it up, and its closed link tells the helper to drop the run (or stop it) once it runs again; whether it started is unknown`,
+        'observed',
+        { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
+      ),
+    );
+  }
+
   /** Outcomes only the broker saw (the helper could not report them) go to the audit trail from here. */
   private auditEnd(outcome: string, detail: string): void {
+    this.audit('end', outcome, detail);
+  }
+
+  private audit(event: 'end' | 'refused', outcome: string, detail: string): void {
     const { ctx, rec, runId, digest } = this.call;
     ctx.audit.tryAppend({
-      event: 'end',
+      event,
       run_id: runId,
       pane_id: rec.pane_id,
       script_digest: digest,
       outcome,
       by: 'broker',
       ...(ctx.client ? { client: ctx.client } : {}),
-      ran: this.pgid !== undefined ? true : 'unknown',
+      ...(event === 'end' ? { ran: this.pgid !== undefined ? true : 'unknown' } : {}),
       ...(this.pgid !== undefined ? { pgid: this.pgid } : {}),
       detail,
     });
@@ -241,6 +296,7 @@ class RunExchange {
     this.settled = true;
     const { ctx, links, socket, t } = this.call;
     ctx.trace?.mark('encoded');
+    this.watch?.stop();
     if (this.cancelTimer) clearTimeout(this.cancelTimer);
     ctx.signal?.removeEventListener('abort', this.onAbort);
     if (this.final) links.give(socket, t);

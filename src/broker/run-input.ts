@@ -12,6 +12,11 @@ import { authorizeHeld, isRecord } from './authorize.js';
 import { linkAwake, resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeControls } from './escape.js';
+import { TAKE_WAIT_MS, takeBy } from './helper-watch.js';
+import { noteSilent, silenceWhy } from './unresponsive.js';
+import { recordSocket } from './registry.js';
+import { helperAlive } from './orphans.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 
 export interface InputArgs {
   target: Target;
@@ -25,9 +30,6 @@ type Refusal = { ok: false; error: { code: ErrorCode; message: string; delivery:
 type InputTaken = Extract<Reply, { type: 'input_taken' }>;
 export type InputResult = { ok: true; data: Omit<InputTaken, 'type'> } | Refusal;
 export type ScreenResult = { ok: true; data: Omit<ScreenReply, 'type'> } | Refusal;
-
-/** How long the helper has to answer: it answers at once, from memory. */
-const ANSWER_MS = 5000;
 
 const refuse = (code: ErrorCode, message: string, delivery: Delivery = 'not_sent'): Refusal => ({
   ok: false,
@@ -67,16 +69,25 @@ async function ask<T extends Reply['type']>(
     `; runs held by a pane's helper end with its enrollment (${tool} was not sent)`,
   );
   if (!isRecord(resolved)) return resolved as Refusal;
-  const linked = await linkAwake(ctx.dir, resolved, ANSWER_MS);
+  // The helper answers at once, from memory: one that has not within its take-by time is silent.
+  const linked = await linkAwake(ctx.dir, resolved, HELPER_TAKE_MS);
   if (linked && !('link' in linked)) return linked as Refusal;
   const reply =
     linked &&
     (await askOver(
       linked.link,
-      build(authorizeHeld(linked.rec, op, args.run_id)),
+      { ...build(authorizeHeld(linked.rec, op, args.run_id)), take_by: takeBy() } as Request,
       (r) => (r.type === want || r.type === 'error' ? r : undefined),
-      ANSWER_MS,
+      TAKE_WAIT_MS,
     ));
+  if (!reply && linked && helperAlive(linked.rec)) {
+    noteSilent(linked.rec, recordSocket(ctx.dir, linked.rec));
+    return refuse(
+      'helper_unreachable',
+      `the helper of pane ${resolved.pane_id} did not answer: ${silenceWhy(linked.rec)}; it refuses the request if it reads it later, so ${op === 'input' ? 'the input was not written and will not be' : 'nothing changes'}; retry once tmux_enrolled_panes shows the pane other than unresponsive`,
+      'possibly_sent',
+    );
+  }
   if (!reply)
     return refuse(
       'helper_unreachable',

@@ -11,6 +11,11 @@ import { authorizeHeld, isRecord } from './authorize.js';
 import { linkAwake, resolveAwake } from './wake.js';
 import type { RunContext } from './run-tool.js';
 import { escapeOutput } from './escape.js';
+import { TAKE_WAIT_MS, takeBy } from './helper-watch.js';
+import { noteSilent, silenceWhy } from './unresponsive.js';
+import { recordSocket } from './registry.js';
+import { helperAlive } from './orphans.js';
+import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 
 export interface OutputArgs {
   target: Target;
@@ -24,9 +29,6 @@ export interface OutputArgs {
 export type OutputResult =
   { ok: true; data: Omit<OutputReply, 'type'> & { target: Target } } | Extract<ToolResult, { ok: false }>;
 
-/** How long the helper has to answer: it answers at once, from memory. */
-const OUTPUT_WAIT_MS = 5000;
-
 export async function outputTool(raw: unknown, ctx: Pick<RunContext, 'dir'>): Promise<OutputResult> {
   const refuse = (code: ErrorCode, message: string): OutputResult => failure(code, message, 'not_sent') as OutputResult;
   const v = validateOutputInput(raw);
@@ -39,7 +41,8 @@ export async function outputTool(raw: unknown, ctx: Pick<RunContext, 'dir'>): Pr
     `; runs held by a pane's helper end with its enrollment, and their output with them`,
   );
   if (!isRecord(resolved)) return resolved as OutputResult;
-  const linked = await linkAwake(ctx.dir, resolved, OUTPUT_WAIT_MS);
+  // The helper answers at once, from memory: one that has not within its take-by time is silent.
+  const linked = await linkAwake(ctx.dir, resolved, HELPER_TAKE_MS);
   if (linked && !('link' in linked)) return linked as OutputResult;
   const reply =
     linked &&
@@ -52,10 +55,20 @@ export async function outputTool(raw: unknown, ctx: Pick<RunContext, 'dir'>): Pr
         from: args.from ?? 0,
         max_bytes: args.max_bytes ?? OUTPUT_CHUNK_BYTES,
         auth: authorizeHeld(linked.rec, 'output', args.run_id),
+        take_by: takeBy(),
       },
       (r) => (r.type === 'output' || r.type === 'error' ? r : undefined),
-      OUTPUT_WAIT_MS,
+      TAKE_WAIT_MS,
     ));
+  if (!reply && linked && helperAlive(linked.rec)) {
+    noteSilent(linked.rec, recordSocket(ctx.dir, linked.rec));
+    return failure(
+      'helper_unreachable',
+      `the helper of pane ${resolved.pane_id} did not answer: ${silenceWhy(linked.rec)}; it refuses the request if it reads it later (nothing changes either way); retry once tmux_enrolled_panes shows the pane other than unresponsive`,
+      'possibly_sent',
+      { state: 'none', authorization: null, completion: { state: 'unobserved' } },
+    ) as OutputResult;
+  }
   if (!reply)
     return refuse(
       'helper_unreachable',

@@ -3,7 +3,7 @@
 // run's screen is redrawn, their keys go to the run and its output to them, until the detach key
 // (Ctrl-]) or the run's end. Meanwhile the agent's input is refused (run_attached). Only the
 // person can attach: the request is signed with the enrollment's secret, in the private registry.
-import { listHeldRuns } from '../broker/held-runs.js';
+import { heldRunListing } from '../broker/held-runs.js';
 import { authorizeHeld, isRecord, resolveTarget } from '../broker/authorize.js';
 import { connectHelper, exchange } from '../broker/helper-client.js';
 import { recordSocket } from '../broker/registry.js';
@@ -95,7 +95,8 @@ Options:
     const run = runPrefix(args.positionals[0]!, 'attach');
     const dir = existingRegistryDir(io.env);
     if (dir === undefined) throw new CliError(`no held run ${run} (no pane is enrolled)`);
-    const target = pickRun(await listHeldRuns(dir, { by: 'cli', audit: new AuditLog(auditPath(io.env)) }), run);
+    const { runs: held, unanswered } = await heldRunListing(dir, { by: 'cli', audit: new AuditLog(auditPath(io.env)) });
+    const target = pickRun(held, run, unanswered);
     const short = target.run_id.slice(0, 8);
     if (target.input !== 'terminal')
       throw new CliError(

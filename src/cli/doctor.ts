@@ -186,6 +186,9 @@ function checkAudit(env: NodeJS.ProcessEnv): Check {
   return pass('audit', `${file} is a private file (0600, yours)`);
 }
 
+/** The pane states doctor names beside a pane: its helper sleeps, or lives and answers nothing. */
+const SAID_STATES = new Set(['dormant', 'unresponsive']);
+
 async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promise<Check> {
   const dir = resolveRegistryDir(env);
   if (!registry.ok) return pass('enrollments', 'not checked: the registry directory is unsafe');
@@ -193,8 +196,8 @@ async function checkEnrollments(env: NodeJS.ProcessEnv, registry: Check): Promis
   try {
     const records = scanRecords(dir);
     const live = await listEnrolled(dir);
-    // A dormant pane (its helper let itself go, idle: docs/light.md) says so: state: dormant.
-    const names = live.map((p) => (p.state === 'dormant' ? `${p.pane_id} state: dormant` : p.pane_id)).join(', ');
+    // A dormant pane (its helper let itself go, idle: docs/light.md) says so, as an unresponsive one does.
+    const names = live.map((p) => (SAID_STATES.has(p.state) ? `${p.pane_id} state: ${p.state}` : p.pane_id)).join(', ');
     const stale = records.length - live.length;
     const staleText =
       stale > 0

@@ -12,6 +12,7 @@ const STATE_COLOR: Record<PaneListing['state'], Color> = {
   running: 'cyan',
   awaiting_approval: 'bold',
   dormant: 'dim',
+  unresponsive: 'red',
 };
 
 /** The enrolled panes that answer, with records of vanished helpers cleaned up; [] when the directory is missing. */
@@ -25,7 +26,9 @@ export const panes: Command = {
   summary: 'list the enrolled panes',
   help: `Usage: tmux-run panes [--json]
 
-List the tmux panes whose zsh is enrolled and whose helper answers.
+List the tmux panes whose shell is enrolled. A pane whose helper lives but answers nothing (stopped,
+or hung) is listed as unresponsive, with why under the table; calls to it are refused
+helper_unreachable until it answers again.
 
 Options:
   --json      print a JSON array, one object per pane (the objects tmux_enrolled_panes shows)
@@ -64,6 +67,7 @@ Options:
     // Why a pane's line is read from the screen where it could have been known exactly, and the
     // prompts the screen check cannot serve (helper/shell/screen/prompt-probe.ts), said under the table.
     const notes = [
+      ...list.filter((p) => p.helper_problem).map((p) => `${p.pane_id}: unresponsive: ${p.helper_problem}`),
       ...list
         .filter((p) => p.editor_check_reason !== null)
         .map((p) => `${p.pane_id}: screen check, not exact: ${p.editor_check_reason}`),

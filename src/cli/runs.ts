@@ -1,5 +1,6 @@
 // `tmux-run runs`: the runs the live helpers hold (started with tmux_run_start), as a table or JSON.
-import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
+import { heldRunListing, type RunListing, type UnansweredPane } from '../broker/held-runs.js';
+import { escapeControls } from '../broker/escape.js';
 import { AuditLog, auditPath } from '../core/audit/audit-log.js';
 import { safeJson } from '../broker/escape.js';
 import { formatRows, type Cell, type Color } from './common/output.js';
@@ -36,6 +37,9 @@ INPUT is what a run started with input pipe or terminal reads and the bytes it w
 stop one with 'tmux-run stop RUN'. CLIENT is who asked: the name and version the MCP client gave
 itself (a label it chose, not an identity; '-' when it gave none).
 
+A pane whose helper does not answer (stopped, or hung) cannot say what it holds: one line on
+stderr names it and why, and the exit status is 1 (the list is incomplete); otherwise 0.
+
 Options:
   --json      print a JSON array, one object per run (the objects tmux_runs shows, with client)
   -h, --help  show this help
@@ -43,15 +47,20 @@ Options:
   spec: { options: { json: false } },
   async run(args, io) {
     const dir = existingRegistryDir(io.env);
-    const list =
-      dir === undefined ? [] : await listHeldRuns(dir, { by: 'cli', audit: new AuditLog(auditPath(io.env)) });
+    const { runs: list, unanswered } =
+      dir === undefined
+        ? { runs: [], unanswered: [] }
+        : await heldRunListing(dir, { by: 'cli', audit: new AuditLog(auditPath(io.env)) });
+    const status = sayUnanswered(io, unanswered);
     if (args.options.has('json')) {
       io.out(safeJson(list) + '\n');
-      return 0;
+      return status;
     }
     if (list.length === 0) {
-      io.out('No run is held. Runs started with tmux_run_start are listed here until their results are dropped.\n');
-      return 0;
+      io.out(
+        `No run is held${unanswered.length > 0 ? ' by the panes whose helpers answered' : ''}. Runs started with tmux_run_start are listed here until their results are dropped.\n`,
+      );
+      return status;
     }
     const now = Date.now();
     const rows: Cell[][] = [
@@ -72,6 +81,13 @@ Options:
       ]);
     }
     io.out(formatRows(io, rows).lines.join('\n') + '\n');
-    return 0;
+    return status;
   },
 };
+
+/** One stderr line per pane whose helper did not answer; the exit status (1 when any). */
+export function sayUnanswered(io: { err(s: string): void }, unanswered: UnansweredPane[]): number {
+  for (const u of unanswered)
+    io.err(`tmux-run: pane ${u.pane_id}: its runs are unknown: ${escapeControls(u.reason)}\n`);
+  return unanswered.length > 0 ? 1 : 0;
+}

@@ -1,7 +1,7 @@
 // `tmux-run stop RUN`: the person stops a held run (a background service, a long build) from any
 // terminal, through the same signed request as tmux_run_cancel; the audit trail says by: person.
 import { heldTool } from '../broker/long-run.js';
-import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
+import { heldRunListing, type RunListing, type UnansweredPane } from '../broker/held-runs.js';
 import { isPending, type LongResult } from '../broker/result.js';
 import { AuditLog, auditPath } from '../core/audit/audit-log.js';
 import { escapeControls, safeJson } from '../broker/escape.js';
@@ -22,10 +22,19 @@ export function runPrefix(run: string, command = 'stop'): string {
   return run.toLowerCase();
 }
 
-/** The one held run whose id starts with `run` (a runPrefix). */
-export function pickRun(list: RunListing[], run: string): RunListing {
+/**
+ * The one held run whose id starts with `run` (a runPrefix). `unanswered`: panes whose helpers did
+ * not answer, so that a run not found may be theirs (said so).
+ */
+export function pickRun(list: RunListing[], run: string, unanswered: UnansweredPane[] = []): RunListing {
   const shown = escapeControls(run);
   const found = list.filter((r) => r.run_id.startsWith(run));
+  if (found.length === 0 && unanswered.length > 0) {
+    const u = unanswered[0]!;
+    throw new CliError(
+      `no held run ${shown} among the panes whose helpers answered; pane ${u.pane_id}${unanswered.length > 1 ? ` (and ${unanswered.length - 1} more)` : ''} did not: ${escapeControls(u.reason)}; the run may be held there`,
+    );
+  }
   if (found.length === 0) {
     throw new CliError(
       `no held run ${shown} (see 'tmux-run runs'; 'tmux-run log --run ${shown}' keeps every outcome). A run started with tmux_run, not tmux_run_start, is not held: 'tmux-run revoke PANE' stops it with the pane's enrollment`,
@@ -43,6 +52,8 @@ export function describeStop(r: LongResult, before: RunListing): string {
   if (isPending(r)) return `asked run ${id} to stop; it was still ${r.pending.state} after ${STOP_WAIT_MS / 1000} s`;
   if (before.state === 'finished') return `run ${id} had already finished; nothing was stopped`;
   if (r.ok) return `run ${id} ended by itself before it was stopped (exit ${r.data.completion.exit_status ?? '?'})`;
+  if (r.error.code === 'helper_unreachable')
+    return `helper_unreachable: run ${id} in pane ${before.pane_id}: ${r.error.message}`;
   const c = r.error.effects?.completion;
   const how =
     c?.state === 'signaled'
@@ -78,7 +89,8 @@ Options:
     const dir = existingRegistryDir(io.env);
     if (dir === undefined) throw new CliError(`no held run ${run} (no pane is enrolled)`);
     const audit = new AuditLog(auditPath(io.env));
-    const target = pickRun(await listHeldRuns(dir, { by: 'cli', audit }), run);
+    const { runs: held, unanswered } = await heldRunListing(dir, { by: 'cli', audit });
+    const target = pickRun(held, run, unanswered);
     const r = await heldTool(
       {
         target: { kind: 'pane', id: target.pane_id, generation: target.generation },

@@ -1,13 +1,14 @@
 // tmux-run-mcp: the MCP server on stdio. stdout belongs to the protocol; logs go to stderr.
-// Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at once.
-import { setFlagsFromString } from 'node:v8';
+// Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at
+// once; the server itself then loads from its one-file bundle (src/mcp/bundle.ts) or its modules.
+// bin/tmux-run-mcp.js runs this module's CommonJS bundle (dist/generated/server-main.cjs, made by
+// scripts/build-helper.mjs) when there is one: Node then starts no ES module loader (about 15% of
+// a bare Node's start); else this module.
 import { OPT_IN_TOOLS } from './names.js';
 import { packageVersion } from '../core/os/package-root.js';
+import { loadBundled, setServerFlags } from './bundle.js';
 
-// V8 grows the young generation from 2 MB to 32 MB under a steady stream of calls (the broker
-// was 65 MB at start and 108 MB after 1000 runs); kept at its initial size, a run's garbage is
-// still collected young, for a few scavenges more. Set before anything big is allocated.
-setFlagsFromString('--semi-space-growth-factor=1');
+setServerFlags();
 
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
@@ -55,31 +56,10 @@ function fatal(reason: string): never {
 }
 
 const enabled = parseArgs(process.argv.slice(2));
-const [{ StdioServerTransport }, { resolveRegistryDir }, { AuditLog, auditPath }, { createServer }, traceMod] =
-  await Promise.all([
-    import('@modelcontextprotocol/sdk/server/stdio.js'),
-    import('../core/enrollment/layout.js'),
-    import('../core/audit/audit-log.js'),
-    import('./server.js'),
-    process.env.TMUX_RUN_TRACE ? import('./call-traces.js') : undefined,
-  ]);
-const dir = resolveRegistryDir();
-const traces = traceMod?.callTraces();
-const server = createServer({
-  enabled,
-  dir,
-  audit: new AuditLog(auditPath()),
-  log,
-  version: packageVersion(),
-  traces,
-});
-const transport = new StdioServerTransport();
-transport.onclose = () => process.exit(0);
-process.stdin.on('end', () => process.exit(0));
-process.on('SIGTERM', () => process.exit(0));
-process.on('SIGINT', () => process.exit(0));
-await server.connect(transport);
-traces?.attach(transport);
-log(
-  `serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has('tmux_run') ? ', tmux_run, tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen, tmux_runs' : ''})`,
-);
+const bundled = loadBundled(log);
+(bundled ? Promise.resolve(bundled) : import('./serve.js'))
+  .then((m) => m.serve(enabled, log))
+  .catch((e: unknown) => {
+    log(`cannot start: ${(e as Error).stack ?? String(e)}`);
+    process.exit(1);
+  });

@@ -1,5 +1,7 @@
-// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers
-// (what it checks of each call: docs/protocol-mcp.md).
+// The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
+// What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
+// with it the broker, at the first call: clients start their servers at launch (issue 42). What it
+// checks of each call: docs/protocol-mcp.md.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
@@ -8,40 +10,10 @@ import {
   McpError,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
-import type { AuditLog } from '../core/audit/audit-log.js';
-import { RegistryDirError } from '../core/enrollment/layout.js';
-import { listEnrolledRecords, type Listing, type PaneListing } from '../broker/registry.js';
-import { BUILD_ID } from '../core/protocol/build.js';
-import { runTool as runToolCall, type Progress, type RunContext } from '../broker/run-tool.js';
-import { heldTool, startTool as startToolCall } from '../broker/long-run.js';
-import { listHeldRuns, type RunListing } from '../broker/held-runs.js';
-import { outputTool as outputToolCall, renderOutput, type OutputResult } from '../broker/run-output.js';
-import { failure, renderText, type LongResult } from '../broker/result.js';
-import { escapeControls } from '../broker/escape.js';
-import { clientLabel } from '../core/protocol/client.js';
-import {
-  validateLongOutput,
-  validateOutputOutput,
-  validatePanesInput,
-  validatePanesOutput,
-  validateRunOutput,
-  validateRunsInput,
-  validateRunsOutput,
-} from '../broker/contract.js';
-import {
-  CANCEL_TOOL,
-  INPUT_TOOL,
-  LONG_RUN_TOOLS,
-  OPT_IN_TOOLS,
-  OUTPUT_TOOL,
-  PANES_TOOL,
-  RUN_TOOL,
-  RUNS_TOOL,
-  SCREEN_TOOL,
-  START_TOOL,
-  WAIT_TOOL,
-} from './names.js';
+import { OPT_IN_TOOLS, RUN_TOOL } from './names.js';
 import {
   cancelTool,
   inputTool,
@@ -53,43 +25,7 @@ import {
   startTool,
   waitTool,
 } from './tools.js';
-import { inputToolCall, screenToolCall } from './terminal-calls.js';
-import type { CallTraces } from './call-traces.js';
-
-type Extra = Parameters<Parameters<McpServer['server']['setRequestHandler']>[1]>[1];
-
-/** Progress notifications for a call that carries a progressToken (none otherwise). */
-function progressFor(token: string | number | undefined, extra: Extra): ((p: Progress) => void) | undefined {
-  if (token === undefined) return undefined;
-  let count = 0;
-  return (p) => {
-    void extra
-      .sendNotification({
-        method: 'notifications/progress',
-        params: {
-          progressToken: token,
-          progress: ++count,
-          message:
-            p.phase === 'queued'
-              ? `queued for ${Math.round(p.elapsed_ms / 1000)} s`
-              : p.phase === 'awaiting_approval'
-                ? `waiting for the person at the pane to approve the run (ask mode); ${Math.round(p.elapsed_ms / 1000)} s since it was queued`
-                : `running for ${Math.round(p.elapsed_ms / 1000)} s; ${p.stdout_bytes} bytes of stdout, ${p.stderr_bytes} of stderr so far${p.last_line === undefined ? '' : `; last line: ${escapeControls(p.last_line)}`}`,
-        },
-      })
-      .catch(() => {});
-  };
-}
-
-export interface ServerOptions {
-  enabled: Set<string>;
-  dir: string;
-  audit: AuditLog;
-  log: (message: string) => void;
-  version: string;
-  /** Trace of each tmux_run call (TMUX_RUN_TRACE); attach it to the transport once connected. */
-  traces?: CallTraces;
-}
+import type { ServerOptions } from './server-options.js';
 
 /**
  * tools/call as the SDK reads it, except that `arguments` may be anything. The SDK's server checks
@@ -101,28 +37,29 @@ const CallAnyArgumentsSchema = CallToolRequestSchema.extend({
   params: CallToolRequestSchema.shape.params.extend({ arguments: z.unknown().optional() }),
 });
 
+/**
+ * The SDK's own JSON Schema validator (it checks what a client answers to an elicitation, which
+ * this server never asks for), made at its first use rather than with the server: making it (an
+ * ajv with its formats) was about a tenth of a start beyond Node's own.
+ */
+function validatorWhenUsed(): jsonSchemaValidator {
+  let made: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (made ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+}
+
 /** Builds the server; connect it to a transport to serve. */
 export function createServer(o: ServerOptions): McpServer {
-  const mcp = new McpServer({ name: 'tmux-run', version: o.version }, { capabilities: { tools: {} } });
+  const mcp = new McpServer(
+    { name: 'tmux-run', version: o.version },
+    { capabilities: { tools: {} }, jsonSchemaValidator: validatorWhenUsed() },
+  );
   const server = mcp.server;
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o) }));
   server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
-    if (name === PANES_TOOL) return listPanesCall(o, args ?? {});
-    if (name === RUN_TOOL || LONG_RUN_TOOLS.has(name)) {
-      if (!o.enabled.has(RUN_TOOL)) return notEnabled(name, o.log);
-      const ctx = {
-        dir: o.dir,
-        audit: o.audit,
-        log: o.log,
-        signal: extra.signal,
-        onProgress: progressFor(request.params._meta?.progressToken, extra),
-        // Who asked: the name and version the client gave in initialize (a label, not an identity).
-        client: clientLabel(server.getClientVersion()),
-      };
-      const result = await runToolsCall(o, name, args ?? {}, ctx, extra);
-      if (result) return result;
-    }
+    const { callTool } = await import('./calls.js');
+    const result = await callTool(o, request.params, extra, server.getClientVersion());
+    if (result) return result;
+    const { name } = request.params;
     const known = OPT_IN_TOOLS.has(name) ? ` (start the server with --enable-tool ${name})` : '';
     throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
   });
@@ -137,180 +74,4 @@ function listedTools(o: ServerOptions) {
       ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
       : []),
   ];
-}
-
-/** A run tool called on a server that does not offer them: refused tool_not_enabled. */
-function notEnabled(name: string, log: (m: string) => void): CallToolResult {
-  const refusal = failure(
-    'tool_not_enabled',
-    `the tool ${name} is not enabled on this server; start tmux-run-mcp with --enable-tool tmux_run to offer it (with tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen and tmux_runs)`,
-    'not_sent',
-  );
-  if (name === RUNS_TOOL) return { content: [{ type: 'text', text: renderText(refusal, name) }], isError: true };
-  return toolResult(refusal, log, name);
-}
-
-/** tmux_run and the long-run tools, on a server that offers them; undefined for any other name. */
-async function runToolsCall(
-  o: ServerOptions,
-  name: string,
-  args: unknown,
-  ctx: RunContext,
-  extra: Extra,
-): Promise<CallToolResult | undefined> {
-  switch (name) {
-    case RUN_TOOL:
-      return tracedRun(o, args, ctx, extra);
-    case START_TOOL:
-      return toolResult(await startToolCall(args, ctx), o.log, name);
-    case WAIT_TOOL:
-      return toolResult(await heldTool(args, ctx, 'wait'), o.log, name);
-    case CANCEL_TOOL:
-      return toolResult(await heldTool(args, ctx, 'cancel_held'), o.log, name);
-    case RUNS_TOOL:
-      return listRunsCall(o, args);
-    case OUTPUT_TOOL:
-      return outputResult(await outputToolCall(args, ctx), o.log);
-    case INPUT_TOOL:
-      return inputToolCall(args, ctx);
-    case SCREEN_TOOL:
-      return screenToolCall(args, ctx);
-  }
-  return undefined;
-}
-
-/** A tmux_run call, its stages traced when the server keeps traces (TMUX_RUN_TRACE). */
-async function tracedRun(o: ServerOptions, args: unknown, ctx: RunContext, extra: Extra): Promise<CallToolResult> {
-  const trace = o.traces?.begin(extra.requestId);
-  const result = await runToolCall(args, { ...ctx, trace });
-  if (!trace) return toolResult(result, o.log);
-  if (!result.ok) trace.info.code = result.error.code;
-  const reply = toolResult(result, o.log);
-  trace.mark('checked');
-  // A cancelled request gets no response: its trace ends here.
-  if (extra.signal.aborted) o.traces?.finish(extra.requestId, false);
-  return reply;
-}
-
-/**
- * Wraps a tool result; one that does not match the tool's output schema (tmux_run's, or the long
- * runs' one for the other three) becomes an internal_error.
- */
-function toolResult(r: LongResult, log?: (m: string) => void, tool: string = RUN_TOOL): CallToolResult {
-  const v = tool === RUN_TOOL ? validateRunOutput(r) : validateLongOutput(r);
-  if (!v.ok) {
-    log?.(`internal error: a ${tool} result did not match the output schema (${v.message})`);
-    r = failure(
-      'internal_error',
-      'tmux-run produced a result that does not match its schema; what happened is unknown',
-      'pending' in r || r.ok ? 'observed' : r.error.delivery,
-      { state: 'unknown', authorization: null, completion: { state: 'unobserved' } },
-    );
-  }
-  return {
-    content: [{ type: 'text', text: renderText(r, tool) }],
-    structuredContent: r,
-    isError: !('pending' in r) && !r.ok,
-  };
-}
-
-/** Wraps a tmux_run_output result; one that does not match its output schema becomes an internal_error. */
-function outputResult(r: OutputResult, log: (m: string) => void): CallToolResult {
-  const v = validateOutputOutput(r);
-  if (!v.ok) {
-    log(`internal error: a tmux_run_output result did not match the output schema (${v.message})`);
-    r = failure('internal_error', 'tmux-run produced a result that does not match its schema', 'observed', {
-      state: 'none',
-      authorization: null,
-      completion: { state: 'unobserved' },
-    }) as OutputResult;
-  }
-  return { content: [{ type: 'text', text: renderOutput(r) }], structuredContent: r, isError: !r.ok };
-}
-
-/** The text of a tmux_runs result: one line per held run, that a person reads as a sentence. */
-export function renderRuns(runs: RunListing[]): string {
-  if (runs.length === 0)
-    return 'No run is held. Runs started with tmux_run_start are listed here until their results are dropped.';
-  const outcome = (o: NonNullable<RunListing['outcome']>): string =>
-    o.ok ? (o.exit_status !== null ? `exit ${o.exit_status}` : `signal ${o.signal}`) : (o.code ?? 'failed');
-  return runs
-    .map((r) =>
-      escapeControls(
-        `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.input !== 'closed' ? `, input ${r.input} (${r.input_bytes} bytes given${r.attached ? ', the person has taken it over' : ''})` : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
-      ),
-    )
-    .join('\n');
-}
-
-async function listRunsCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
-  const v = validateRunsInput(args);
-  if (!v.ok)
-    return {
-      content: [{ type: 'text', text: `tmux_runs failed: invalid arguments: ${v.message} (it takes none)` }],
-      isError: true,
-    };
-  let runs: RunListing[];
-  try {
-    runs = await listHeldRuns(o.dir, { by: 'broker', audit: o.audit });
-  } catch (e) {
-    if (e instanceof RegistryDirError && e.reason === 'missing') runs = [];
-    else return { content: [{ type: 'text', text: `tmux_runs failed: ${(e as Error).message}` }], isError: true };
-  }
-  const structured = { runs };
-  const out = validateRunsOutput(structured);
-  if (!out.ok) {
-    o.log(`internal error: the run listing does not match its schema (${out.message})`);
-    return {
-      content: [{ type: 'text', text: 'tmux_runs failed: internal error (see the server log)' }],
-      isError: true,
-    };
-  }
-  const text = renderRuns(runs);
-  return { content: [{ type: 'text', text }], structuredContent: structured };
-}
-
-async function listPanesCall(o: ServerOptions, args: unknown): Promise<CallToolResult> {
-  const v = validatePanesInput(args);
-  if (!v.ok)
-    return {
-      content: [{ type: 'text', text: `tmux_enrolled_panes failed: invalid arguments: ${v.message} (it takes none)` }],
-      isError: true,
-    };
-  let listing: Listing;
-  try {
-    listing = await listEnrolledRecords(o.dir, { cleanup: true });
-  } catch (e) {
-    if (e instanceof RegistryDirError && e.reason === 'missing') listing = { panes: [], records: [] };
-    else
-      return {
-        content: [{ type: 'text', text: `tmux_enrolled_panes failed: ${(e as Error).message}` }],
-        isError: true,
-      };
-  }
-  const { panes } = listing;
-  const structured = { panes };
-  const out = validatePanesOutput(structured);
-  if (!out.ok) o.log(`internal error: the pane listing does not match its schema (${out.message})`);
-  // A helper of another build is live, so listed, but refuses this server's runs: the text says so.
-  const outdated = new Set(listing.records.filter((r) => r.build !== BUILD_ID).map((r) => r.generation));
-  return { content: [{ type: 'text', text: renderPanes(panes, outdated) }], structuredContent: structured };
-}
-
-/**
- * The text of a tmux_enrolled_panes result, for a client that shows only text: one line per pane,
- * whatever its names hold (a newline in a directory name included), with what decides how a run
- * goes there: its state, the person's ask mode and sandbox as of their last prompt, and the queue;
- * and, for a generation in `outdated`, that its helper is of another build and refuses runs.
- */
-export function renderPanes(panes: PaneListing[], outdated: ReadonlySet<string> = new Set()): string {
-  if (panes.length === 0)
-    return 'No pane is enrolled. Ask the person to source shell/tmux-run.zsh in a zsh pane inside tmux.';
-  return panes
-    .map((p) =>
-      escapeControls(
-        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}`,
-      ),
-    )
-    .join('\n');
 }

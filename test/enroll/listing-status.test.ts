@@ -13,7 +13,7 @@ import { waitUntil } from '../../lab/waiting.js';
 const scope = useServer();
 
 describe('the listing from the registry', () => {
-  it('lists a pane without asking its helper: nothing connects to its socket; a stopped helper is not listed', async () => {
+  it('lists a pane without asking its helper: nothing connects to its socket; a stopped helper is listed unresponsive', async () => {
     const server = scope.server;
     const pane = await server.newPane();
     const listing = await enroll(pane);
@@ -42,22 +42,26 @@ describe('the listing from the registry', () => {
       await new Promise((resolve) => counter.close(resolve));
       renameSync(`${sock}.away`, sock);
     }
-    // Stopped, it would answer nothing: not listed (as when it was asked), listed again once resumed.
+    // Stopped, it would answer nothing: listed unresponsive, with why (not left out), idle again once resumed.
     process.kill(listing.helper_pid, 'SIGSTOP');
     try {
-      await waitUntil(
-        async () => !(await listed(server.registryDir)).some((p) => p.pane_id === pane.id),
+      const stopped = await waitUntil(
+        async () => (await listed(server.registryDir)).find((p) => p.pane_id === pane.id && p.state === 'unresponsive'),
         10_000,
-        'the stopped helper out of the listing',
+        'the stopped helper listed unresponsive',
+      );
+      expect(stopped.helper_problem).toBe(
+        `its helper (pid ${listing.helper_pid}) is stopped (SIGSTOP, a debugger or job control): it answers nothing until it is continued (kill -CONT ${listing.helper_pid})`,
       );
     } finally {
       process.kill(listing.helper_pid, 'SIGCONT');
     }
-    await waitUntil(
-      async () => (await listed(server.registryDir)).some((p) => p.pane_id === pane.id),
+    const resumed = await waitUntil(
+      async () => (await listed(server.registryDir)).find((p) => p.pane_id === pane.id && p.state === 'idle'),
       10_000,
-      'the resumed helper listed',
+      'the resumed helper listed idle',
     );
+    expect(resumed.helper_problem).toBeUndefined();
     await pane.kill();
   });
 

@@ -1,7 +1,9 @@
 // The person's line in a fish pane: a half-typed line, a continuation line, a busy shell, the
 // completion pager: refused with nothing run, the line still there to finish; a resize (a real
 // SIGWINCH) disturbs neither the line nor the next run; the set-ups people run (vi key bindings,
-// a right prompt, their own SIGWINCH handler) keep working and the check still holds.
+// a right prompt, their own SIGWINCH handler) keep working and the check still holds; a run's
+// wake (SIGURG) reaches neither the person's WINCH handler nor fish's own, which repaints the
+// prompt in a full start-up.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,7 +90,7 @@ describe('the line in a fish pane', () => {
     expect(ok(await fx.run('echo free')).stdout.data).toBe('free\n');
   });
 
-  it('a resize disturbs neither a half-typed line nor the next run; the person handler still fires', async () => {
+  it('a resize disturbs neither a half-typed line nor the next run; the person handler fires for resizes only', async () => {
     const before = Number(await fx.pane.run('echo $winches'));
     await fx.pane.type('echo keep');
     await fx.server.tmux(['resize-window', '-t', fx.pane.id, '-x', '150', '-y', '40']);
@@ -96,8 +98,43 @@ describe('the line in a fish pane', () => {
     await fx.server.tmux(['resize-window', '-t', fx.pane.id, '-x', '200', '-y', '50']);
     await finish(' this', '$ echo keep this', 'keep this');
     expect(ok(await fx.run('echo run')).stdout.data).toBe('run\n');
-    // Two resizes and at least one run's wake-up reached the person's own handler too.
-    expect(Number(await fx.pane.run('echo $winches'))).toBeGreaterThanOrEqual(before + 3);
+    // The two resizes reached the person's own handler; the runs' wakes (SIGURG) do not.
+    // (tmux may resize the pane's terminal a moment after resize-window: the count settles first.)
+    let resized = Number(await fx.pane.run('echo $winches'));
+    for (let last = -1; last !== resized;) {
+      last = resized;
+      await new Promise((r) => setTimeout(r, 500));
+      resized = Number(await fx.pane.run('echo $winches'));
+    }
+    expect(resized).toBeGreaterThanOrEqual(before + 1);
+    for (let i = 0; i < 5; i++) expect(ok(await fx.run('true')).completion).toMatchObject({ exit_status: 0 });
+    expect(Number(await fx.pane.run('echo $winches'))).toBe(resized);
+  });
+
+  it("a run does not make a full fish start-up repaint its prompt (fish's own WINCH handler), and still refuses a typed line", async () => {
+    // fish's __fish_winch_handler (its interactive start-up, under tmux) repaints the prompt at
+    // every SIGWINCH; woken by SIGWINCH, every run rendered the prompt again (a slow prompt each time).
+    const config = "set -g prompts 0\nfunction fish_prompt; set -g prompts (math $prompts + 1); printf 'F> '; end\n";
+    const pane = await fishPane(fx.server, { full: true, prompt: 'F> ', config, env: { TMUX_RUN_NOTIFY: 'off' } });
+    const listing = await enrollFish(pane);
+    const count = async () => Number(await pane.run('echo $prompts'));
+    // (A first run: the enrollment's prompt probe is over.)
+    expect(ok(await fx.run('true', listing)).completion).toMatchObject({ exit_status: 0 });
+    // What typing the count costs (the prompt drawn after it), then the same around ten runs: one
+    // rendering more (the first run's answer renders the prompt once, kept for the others), two
+    // should a screen read under load ask for it fresh; woken by SIGWINCH, one more per run.
+    const first = await count();
+    const typed = (await count()) - first;
+    const before = await count();
+    for (let i = 0; i < 10; i++) expect(ok(await fx.run('true', listing)).completion).toMatchObject({ exit_status: 0 });
+    expect((await count()) - before).toBeLessThanOrEqual(typed + 2);
+    await pane.type('echo typed');
+    await pane.waitFor((s) => s.includes('F> echo typed'));
+    const marker = join(fx.server.home, 'full-marker');
+    const s = await fx.run(`touch ${marker}`, listing);
+    expect(s.error).toMatchObject({ code: 'editor_not_empty', effects: { state: 'none' } });
+    expect(existsSync(marker)).toBe(false);
+    await pane.kill();
   });
 
   it('holds with vi key bindings (the mode indicator) and a right prompt, in a full fish start-up', async () => {

@@ -3,7 +3,7 @@
 // queue), and nothing a hostile name could use to break the line.
 import { describe, expect, it } from 'vitest';
 import type { PaneListing } from '../../src/broker/registry.js';
-import { renderPanes } from '../../src/mcp/server.js';
+import { renderPanes } from '../../src/mcp/calls.js';
 
 const base: PaneListing = {
   pane_id: '%3',

@@ -2,7 +2,7 @@
 // reads as a sentence (state, outcome, byte counts, when it was queued and until when it is held).
 import { describe, expect, it } from 'vitest';
 import type { RunListing } from '../../src/broker/held-runs.js';
-import { renderRuns } from '../../src/mcp/server.js';
+import { renderRuns } from '../../src/mcp/calls.js';
 
 const base: RunListing = {
   run_id: 'a'.repeat(32),

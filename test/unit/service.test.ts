@@ -12,6 +12,8 @@ import type { Binding } from '../../src/core/protocol/token.js';
 import { bindingFor as fixtureBinding, fakeRecord, runRequest } from './fixtures.js';
 import type { AskResult } from '../../helper/shell/shell.js';
 import type { Reply } from '../../src/core/protocol/messages.js';
+import { monotonicMs } from '../../src/core/protocol/trace.js';
+import { signHeld, type HeldOp } from '../../src/core/protocol/token.js';
 
 const secret = Buffer.alloc(32, 9);
 let dir: string;
@@ -31,7 +33,7 @@ function request(message: unknown): Promise<Reply[]> {
     const got: Reply[] = [];
     client.onmessage = (m) => {
       got.push(m as Reply);
-      if (['done', 'error', 'pong', 'revoked'].includes((m as Reply).type)) resolve(got);
+      if (['done', 'error', 'pong', 'revoked', 'runs'].includes((m as Reply).type)) resolve(got);
     };
     client.send(message);
   });
@@ -64,6 +66,18 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const last = (r: Reply[]): Reply => r[r.length - 1]!;
+
+/** A request's signature about held runs, for this record, now. */
+function heldAuth(op: HeldOp, runId: string) {
+  const fields = {
+    server_generation: record.server_generation,
+    pane_id: record.pane_id,
+    enrollment_generation: record.enrollment_generation,
+    process_generation: record.process_generation,
+    issued_at: Date.now(),
+  };
+  return { ...fields, token: signHeld(secret, op, runId, fields) };
+}
 
 describe('helper service over an in-memory pair', () => {
   it('runs an authorized script in the snapshot cwd and environment', async () => {
@@ -144,5 +158,17 @@ describe('helper service checks of its own', () => {
       const r = await request(runMessage(script));
       expect(last(r)).toMatchObject({ type: 'error', code: 'invalid_arguments', ran: false });
     }
+  });
+
+  it('refuses unread a request read after its take-by time (its caller gave it up), and takes one read in time', async () => {
+    const marker = join(dir, 'late');
+    const late = await request({ ...runMessage(`touch ${marker}`), take_by: monotonicMs() - 1 });
+    expect(late.map((x) => x.type)).toEqual(['error']);
+    expect(last(late)).toMatchObject({ code: 'expired', ran: false });
+    const list = await request({ type: 'list', auth: heldAuth('list', ''), take_by: monotonicMs() - 1 });
+    expect(last(list)).toMatchObject({ type: 'error', code: 'expired' });
+    const inTime = await request({ ...runMessage('echo ok'), take_by: monotonicMs() + 60_000 });
+    expect(last(inTime)).toMatchObject({ type: 'done' });
+    expect(existsSync(marker)).toBe(false);
   });
 });

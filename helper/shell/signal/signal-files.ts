@@ -6,6 +6,7 @@ import { CHANNEL } from '../../../src/core/enrollment/layout.js';
 import { removeQuietly } from '../../../src/core/enrollment/record.js';
 import { exchangePaths } from '../../../src/core/os/native-spawn.js';
 import type { RenderedPrompt } from '../screen/screen.js';
+import type { WakeSignal } from './signal-traits.js';
 
 /**
  * Writes BASE.msg whole: to BASE.new (0600, made anew), then swapped with BASE.msg in one step
@@ -71,10 +72,10 @@ export function removeAnswerFiles(base: string): void {
   for (const suffix of [CHANNEL.answer, CHANNEL.snapshot]) removeQuietly(base + suffix);
 }
 
-/** Sends the shell SIGWINCH, the channel's wake (nothing when it is gone: the helper's watch ends the enrollment). */
-export function wakeShell(pid: number): void {
+/** Sends the shell `signal` (SIGWINCH, fish SIGURG), the channel's wake (nothing when it is gone: the helper's watch ends the enrollment). */
+export function wakeShell(pid: number, signal: WakeSignal = 'SIGWINCH'): void {
   try {
-    process.kill(pid, 'SIGWINCH');
+    process.kill(pid, signal);
   } catch {
     // gone
   }

@@ -23,4 +23,14 @@ export interface SignalShellTraits {
    * the rest of the answer, and is the check's first read.
    */
   readsEarly?: boolean;
+  /**
+   * The signal that wakes it (SIGWINCH unless said). fish: SIGURG, which its handler takes beside
+   * SIGWINCH (shell/tmux-run.fish): ignored by default as WINCH is, but no handler of fish's own
+   * or the person's listens to it, so a wake makes fish neither repaint its prompt (fish's own
+   * WINCH handler does, under tmux) nor run the person's WINCH handlers (docs/shells.md).
+   */
+  wakeSignal?: WakeSignal;
 }
+
+/** The signals a shell may be woken by: both ignored by default (a shell with no handler is never harmed). */
+export type WakeSignal = 'SIGWINCH' | 'SIGURG';

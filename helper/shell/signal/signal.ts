@@ -1,6 +1,7 @@
 // The signal-woken channel: how the helper talks to a shell that has no descriptor handler in its
-// line editor (bash, fish). The helper leaves a message in a file and sends the shell SIGWINCH; the
-// shell's handler reads it and answers in another file, holding no descriptor between prompts.
+// line editor (bash, fish). The helper leaves a message in a file and sends the shell a wake signal
+// ignored by default (bash SIGWINCH, fish SIGURG: signal-traits.ts, wakeSignal); the shell's
+// handler reads it and answers in another file, holding no descriptor between prompts.
 // The files, their lines and the order of events: docs/protocol-signal.md.
 import { CHANNEL, REWAKE_MS } from '../../../src/core/enrollment/layout.js';
 import { AnswerWatch } from './answer-watch.js';
@@ -24,7 +25,7 @@ import type {
   ShellPlace,
 } from '../shell.js';
 
-/** A shell woken by SIGWINCH, talking through files (the protocol above). */
+/** A shell woken by a signal (SIGWINCH; fish SIGURG), talking through files (the protocol above). */
 export class SignalShell extends LineShell implements Shell {
   readonly editorCheck: EditorCheck;
   readonly editorCheckReason: string | undefined;
@@ -226,7 +227,7 @@ export class SignalShell extends LineShell implements Shell {
     this.endWaits();
   }
 
-  /** Rewrites BASE.msg from what is to be said; `wake` sends the shell SIGWINCH after. */
+  /** Rewrites BASE.msg from what is to be said; `wake` sends the shell its wake signal after. */
   private flush(wake: boolean): void {
     const lines = [this.status, ...this.request, this.notice, this.said].filter((l): l is string => l !== undefined);
     try {
@@ -238,7 +239,7 @@ export class SignalShell extends LineShell implements Shell {
   }
 
   private wake(): void {
-    wakeShell(this.place.shellPid);
+    wakeShell(this.place.shellPid, this.traits.wakeSignal);
   }
 
   /** Reads BASE.ans; hands a complete answer not handed on yet to the waiting request. */

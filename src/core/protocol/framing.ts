@@ -1,16 +1,16 @@
 // Framing: a 4-byte big-endian length, then one msgpack value. Pure: bytes in, frames out.
-// Which msgpackr this is: under Node, package.json's "exports" maps 'msgpackr/pack' (import) to
-// msgpackr's index.js, the plain JavaScript Packr and Unpackr (pack.js, unpack.js, iterators.js;
-// long strings decode with TextDecoder), not to pack.js alone as the name suggests; the main
-// entry '.' maps to node-index.js, which also loads msgpackr-extract, a native addon that speeds
-// up string-heavy messages (frames here carry bytes, not long strings): about 3 MB resident in
-// every helper, and its load time. test/unit/framing-entry.test.ts checks both under plain Node.
-import { Packr as PackrJs, RESERVE_START_SPACE } from 'msgpackr/pack';
-import type { Packr as PackrType } from 'msgpackr';
+// Which msgpackr this is: its plain JavaScript Packr and Unpackr (msgpackr's dist/index.js, the
+// code 'msgpackr/pack' resolves to under Node; long strings decode with TextDecoder), copied into
+// generated/msgpackr.cjs by the build (scripts/build-vendored.mjs), so that msgpackr is needed at
+// build time only. Not msgpackr's main entry, which also loads msgpackr-extract, a native addon
+// that speeds up string-heavy messages (frames here carry bytes, not long strings): about 3 MB
+// resident in every helper, and its load time; an install of tmux-run does not even fetch it.
+// test/unit/framing-entry.test.ts checks which code runs under plain Node.
+import type * as Msgpackr from 'msgpackr';
+import { loadGenerated } from './generated.js';
 import { DEFAULT_MAX_FRAME } from './limits.js';
 
-// msgpackr/pack's own type file re-exports from '.', which NodeNext cannot resolve: borrow the main entry's types.
-const Packr = PackrJs as unknown as typeof PackrType;
+const { Packr, RESERVE_START_SPACE } = loadGenerated<typeof Msgpackr>('msgpackr');
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: false });
 
 /** A frame that is too large, not msgpack, or never completed: the link is dropped. */

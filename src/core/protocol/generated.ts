@@ -8,7 +8,9 @@ const require = createRequire(import.meta.url);
  * starts Node's export scanner (a WebAssembly lexer), about 8 MB resident in every helper.
  * A missing file is a tree that was never built: said so, never worked around.
  */
-export function loadGenerated<T>(name: 'wire-validators' | 'contract-validators' | 'build-id' | 'lean-schemas'): T {
+export function loadGenerated<T>(
+  name: 'wire-validators' | 'contract-validators' | 'build-id' | 'lean-schemas' | 'msgpackr',
+): T {
   // From src/core/protocol/ and from dist/src/core/protocol/ alike, generated/ is three levels up.
   const specifier = `../../../generated/${name}.cjs`;
   let path: string;

@@ -31,3 +31,18 @@ export const INPUT_REPLAY_BYTES = 64 * 1024;
 export const DEFAULT_TERMINAL_SIZE = { cols: 80, rows: 24 } as const;
 /** Lines a terminal run's emulator keeps above its screen (its memory is bounded by them and its size). */
 export const SCREEN_SCROLLBACK = 0;
+/**
+ * How long a pane's helper has to take a request (its first reply) before the call says
+ * helper_unreachable: a helper that is stopped (SIGSTOP, a debugger) or hung still has its socket
+ * accept connections, so only time tells. Each request carries its take-by time (`take_by`, on
+ * CLOCK_MONOTONIC, system-wide on Linux: src/core/protocol/trace.ts) and the helper refuses one it reads
+ * later, so a request given up on is never acted on afterwards. The same bound holds for a helper
+ * that stops answering while a call waits on it (src/broker/helper-watch.ts); docs/tools.md.
+ */
+export const HELPER_TAKE_MS = 3000;
+/**
+ * What the broker waits past a take-by time before it gives the request up: a helper that took it
+ * just in time has its reply on the way (the one moment it cannot cover is a helper stopped between
+ * its check and its reply, which a stop of this long would have to hit within microseconds).
+ */
+export const HELPER_TAKE_GRACE_MS = 1000;

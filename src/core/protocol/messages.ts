@@ -49,9 +49,12 @@ export interface HeldRunInfo {
   client?: string;
 }
 
+/** When the helper stops taking a request (CLOCK_MONOTONIC ms): one read later is refused, unread (limits.ts HELPER_TAKE_MS). */
+type TakeBy = { take_by?: number };
+
 export type Request =
   | { type: 'ping' }
-  | {
+  | ({
       type: 'run';
       binding: Binding;
       token: string;
@@ -60,9 +63,9 @@ export type Request =
       trace?: boolean;
       /** Who asked: the MCP client's `name version` (src/core/protocol/client.ts); a label, not an identity. */
       client?: string;
-    }
+    } & TakeBy)
   /** Like run, but the helper holds the run: closing the link does not cancel it. */
-  | {
+  | ({
       type: 'start';
       binding: Binding;
       token: string;
@@ -77,9 +80,9 @@ export type Request =
       input?: Exclude<InputMode, 'closed'>;
       terminal_size?: TerminalSize;
       client?: string;
-    }
+    } & TakeBy)
   | { type: 'cancel'; run_id: string; reason?: string }
-  | {
+  | ({
       type: 'wait' | 'cancel_held';
       run_id: string;
       wait_ms: number;
@@ -87,14 +90,14 @@ export type Request =
       auth: HeldAuth;
       /** cancel_held from the person's `tmux-run stop` (the audit trail and the result say so). */
       by?: 'person';
-    }
-  | { type: 'list'; auth: HeldAuth }
+    } & TakeBy)
+  | ({ type: 'list'; auth: HeldAuth } & TakeBy)
   /** tmux_run_output: up to max_bytes of one stream of a held run, from absolute offset `from`. */
-  | { type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth }
+  | ({ type: 'output'; run_id: string; stream: StreamName; from: number; max_bytes: number; auth: HeldAuth } & TakeBy)
   /** tmux_run_input: bytes for a held run's stdin, in call order; eof closes a pipe. */
-  | { type: 'input'; run_id: string; data: Buffer; eof: boolean; auth: HeldAuth }
+  | ({ type: 'input'; run_id: string; data: Buffer; eof: boolean; auth: HeldAuth } & TakeBy)
   /** tmux_run_screen: a terminal run's screen. */
-  | { type: 'screen'; run_id: string; auth: HeldAuth }
+  | ({ type: 'screen'; run_id: string; auth: HeldAuth } & TakeBy)
   /** tmux-run attach: the person's terminal joined to a terminal run until the link closes. */
   | { type: 'attach'; run_id: string; auth: HeldAuth }
   /** Keys the attached person typed (on a link that attached). */

@@ -5,7 +5,7 @@
 // its stdin, running shell/remote/far-setup.sh there. Then records the host here
 // (src/remote/hosts.ts) for `tmux-run ssh`. Running it again updates the far end.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../core/os/package-root.js';
 import { BUILD_ID } from '../core/protocol/build.js';
@@ -53,7 +53,6 @@ const SHIPPED = [
   'node_modules/fast-uri',
   'node_modules/json-schema-traverse',
   'node_modules/require-from-string',
-  'node_modules/msgpackr',
   'node_modules/@xterm',
 ];
 /** Built here for this machine: the far end builds its own (or goes without). */
@@ -104,7 +103,15 @@ function runFar(options: string[], destination: string, mode: Mode, io: Io): Pro
     if (mode === 'install') {
       const tar = spawn(
         'tar',
-        ['-C', packageRoot(), ...NOT_SHIPPED.map((p) => `--exclude=${p}`), '-cf', '-', ...SHIPPED],
+        // What this install has of the list (a package installed elsewhere may hoist a dependency).
+        [
+          '-C',
+          packageRoot(),
+          ...NOT_SHIPPED.map((p) => `--exclude=${p}`),
+          '-cf',
+          '-',
+          ...SHIPPED.filter((p) => existsSync(join(packageRoot(), p))),
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       tar.stdout.pipe(ssh.stdin);

@@ -105,6 +105,10 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
     expect(listing.shell).toBe('zsh');
     expect(listing.editor_check).toBe('exact');
     expect(listing.cwd).toBe(user.home);
+    // The person's table and the tool's text say which host it is on.
+    expect((await cli(['panes'])).stdout).toContain(`zsh@${listing.host!.name}`);
+    const text = await mcp.client.callTool({ name: 'tmux_enrolled_panes', arguments: {} });
+    expect(JSON.stringify(text.content)).toContain(`host \\"${USER}\\"`);
   });
 
   it('runs there: exit status, separate streams, the remote user, the live cwd and an exported variable', async () => {

@@ -1,6 +1,9 @@
 // A remote pane's session kept to itself and its faults: two sessions to one host are two panes,
 // each run in its own shell; a killed ssh ends the listing and leaves no run on the host.
 import { describe, expect, it, beforeAll } from 'vitest';
+import { connect } from 'node:net';
+import { encodeFrame } from '../../src/core/protocol/framing.js';
+import { BUILD_ID } from '../../src/core/protocol/build.js';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { useServer } from '../../lab/lifecycle.js';
@@ -50,6 +53,38 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
       const d = ok((await callRun(mcp.client, listing.get(who)!, 'printf %s "$WHO"')).structured);
       expect(d.stdout.data).toBe(who);
     }
+  });
+
+  it("the relay serves only its own ssh client: another local process's hello is dropped unanswered", async () => {
+    const dirs = readdirSync(scope.server.registryDir).filter((n) => n.startsWith('ssh.'));
+    expect(dirs).toHaveLength(2);
+    const before = (await remoteListings(mcp)).map((p) => p.generation).sort();
+    // A well-formed hello of this build: from the session's ssh it would be answered (refused, the
+    // pane being enrolled already); from anyone else it is not read at all.
+    const hello = {
+      type: 'hello',
+      version: 1,
+      build: BUILD_ID,
+      hostname: 'impostor',
+      boot: 'b',
+      shell: 'zsh',
+      editor_check: 'exact',
+      shell_pid: 4242,
+      shell_start: '1',
+      helper_pid: 4243,
+    };
+    for (const d of dirs) {
+      const got: Buffer[] = [];
+      const sock = connect(join(scope.server.registryDir, d, 'l.sock'));
+      await new Promise<void>((resolve) => {
+        sock.on('connect', () => sock.write(encodeFrame(hello)));
+        sock.on('data', (c) => got.push(c));
+        sock.on('close', () => resolve());
+        sock.on('error', () => resolve());
+      });
+      expect(Buffer.concat(got).length).toBe(0);
+    }
+    expect((await remoteListings(mcp)).map((p) => p.generation).sort()).toEqual(before);
   });
 
   it('a killed ssh: the pane is listed no more, the call fails, and no run is left on the host', async () => {

@@ -11,12 +11,18 @@
 # helper into dist/generated/bash-line.so), which reads readline's state exactly (editor_check
 # exact), draws notices and asks in ask mode with readline's own redisplay. The builtin is loaded
 # only from this install, only when the file and its directory are yours or root's and writable by
-# nobody else, and only when it is of this install's build; without it (not built, a restricted
+# nobody else (checked by the helper: bash cannot read a file's mode without a fork), and only when
+# it is of this install's build; without it (not built, a restricted
 # bash, bad permissions, another build, TMUX_RUN_NATIVE=off) the helper reads the pane's screen,
 # read-only, to check that the line is empty (editor_check screen, the reason in the listings and
 # doctor), no notice is drawn, and ask mode refuses every run (approval_unavailable).
 #
-# ble.sh replaces readline: a bash with ble.sh loaded is not enrolled (said when sourcing).
+# Only what enrollment and a prompt need is here, so that bash parses little on its way to the
+# first prompt; the rest (answering the helper, asking, notices, the end of an enrollment) is in
+# shell/tmux-run-serve.bash, read once when the helper first has something to say (_tmux_run_serve).
+#
+# ble.sh replaces readline: a bash with ble.sh loaded is not enrolled (said when sourcing and, as
+# ble.sh hides what .bashrc writes to stderr once attached, at the first prompt; and by doctor).
 #
 # Sourcing defines only names that start with tmux_run_ or _tmux_run_ (the builtin too), adds one hook to
 # PROMPT_COMMAND and a zero-output expansion to PS0 and PS2 while enrolled, wraps the WINCH and
@@ -38,6 +44,8 @@ _tmux_run_snippet=${BASH_SOURCE[0]}
 _tmux_run_snippet=${_tmux_run_snippet//\/.\//\/}
 # The package's root: the snippet is its shell/tmux-run.bash.
 _tmux_run_root=${_tmux_run_snippet%/*/*}
+# (Sourced again, perhaps after an upgrade: the rest is read again too.)
+_tmux_run_served=
 
 # _tmux_run_refuse TEXT: says why the pane is not enrolled, and fails.
 _tmux_run_refuse() {
@@ -45,11 +53,44 @@ _tmux_run_refuse() {
   return 1
 }
 
-# _tmux_run_enroll: checks everything, starts the helper and returns without waiting for it: the
-# helper's first word (R when enrolled, E with the reason when not) arrives through the WINCH trap
-# or is read at the next prompt (_tmux_run_prompt). Until then the pane is not listed. Returns 0
-# when the helper was started (or the shell is enrolled already), 1 with one line on stderr
-# otherwise; a refusal leaves nothing behind.
+# _tmux_run_ble_refuse: ble.sh replaces readline, so this bash is not enrolled. Said on stderr,
+# which ble.sh, once attached, sends to a file of its own for the rest of .bashrc: then said again
+# at the first prompt, once ble.sh has drawn it (_tmux_run_ble_tell, ble.sh's idle task). And said
+# to `tmux-run doctor` run in this pane (src/cli/doctor-pane.ts): TMUX_RUN_REFUSED, exported,
+# names the pane, this shell and why.
+_tmux_run_ble_refuse() {
+  _tmux_run_ble_why="ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; to enroll this pane, start a bash without ble.sh in it (a .bashrc that does not source ble.sh) and source $_tmux_run_snippet there"
+  _tmux_run_refuse "$_tmux_run_ble_why"
+  export TMUX_RUN_REFUSED="$TMUX_PANE $$ $_tmux_run_ble_why"
+  if [[ ! -t 2 && -n ${BLE_ATTACHED-} ]] && declare -F ble/util/idle.push >/dev/null; then
+    ble/util/idle.push _tmux_run_ble_tell
+  fi
+  return 0
+}
+
+# _tmux_run_ble_tell: ble.sh's idle task, at the first prompt: says why the pane is not enrolled on
+# a line of its own above the prompt, which ble.sh then draws again (or, with a ble.sh that lacks
+# those functions, in its info area below the line).
+_tmux_run_ble_tell() {
+  local text="tmux-run: not enrolled: $_tmux_run_ble_why"
+  if declare -F ble/widget/.hide-current-line ble/textarea#redraw >/dev/null; then
+    ble/widget/.hide-current-line
+    printf '\r\e[K%s\n' "$text" >&2
+    ble/textarea#redraw
+  elif declare -F ble/edit/info/immediate-show >/dev/null; then
+    ble/edit/info/immediate-show text "$text"
+  fi
+  return 0
+}
+
+# _tmux_run_enroll: checks what the shell can check without a fork, starts the helper and returns
+# without waiting for it: the helper's first word (R when enrolled, E with the reason when not)
+# arrives through the WINCH trap or is read at the next prompt (_tmux_run_prompt). Until then the
+# pane is not listed. What needs a file's mode (the registry directory's, the builtin's) the helper
+# checks: a refusal is said at the prompt after it. The helper waits for the first prompt to start
+# (_tmux_run_launch, deferred), so that Node's start does not compete with the rest of .bashrc nor
+# with the prompt. Returns 0 when the helper was started (or the shell is enrolled already), 1
+# with one line on stderr otherwise; a refusal leaves nothing behind.
 _tmux_run_enroll() {
   if (( BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4) )); then
     _tmux_run_refuse "bash $BASH_VERSION is too old; bash 4.4 or newer is required"
@@ -72,9 +113,11 @@ _tmux_run_enroll() {
     return 1
   fi
   if [[ -n ${BLE_VERSION-} ]]; then
-    _tmux_run_refuse "ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; enroll a bash started without ble.sh"
+    _tmux_run_ble_refuse
     return 1
   fi
+  # (Enrolled after all, in a bash started from a refused one: doctor is not to say otherwise.)
+  [[ -n ${TMUX_RUN_REFUSED-} ]] && unset TMUX_RUN_REFUSED
   if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
     printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
     return 0
@@ -88,7 +131,7 @@ _tmux_run_enroll() {
   # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
   [[ -n ${_tmux_run_helper_pid-} ]] && _tmux_run_prompt
 
-  local dir node main base um
+  local dir node main base
   _tmux_run_dir
   dir=$REPLY
   _tmux_run_check_dir "$dir" || return 1
@@ -108,30 +151,21 @@ _tmux_run_enroll() {
   fi
 
   base=$dir/ch.$$.$RANDOM$RANDOM
-  _tmux_run_umask
-  um=$REPLY
-  # The files the shell writes again and again are made once, 0600; a write keeps their mode.
-  umask 077
-  if ! { : >"$base.trap" && : >"$base.mode" && : >"$base.check"; } 2>/dev/null; then
-    umask "$um"
+  if ! _tmux_run_create "$base"; then
     _tmux_run_remove "$base.trap" "$base.mode" "$base.check"
     _tmux_run_refuse "cannot create the shell channel in $dir"
     return 1
   fi
-  umask "$um"
-  # The line check the helper is to rely on: exact with the builtin, else the screen and why.
-  _tmux_run_exact_load "$base.trap"
-  if [[ -n $_tmux_run_exact ]]; then
-    printf 'exact\n' 2>/dev/null >|"$base.check"
-  else
-    printf 'screen %s\n' "${_tmux_run_exact_why//[[:cntrl:]]/ }" 2>/dev/null >|"$base.check"
-  fi
+  # The line check the helper is to rely on: exact with the builtin (loaded already, or to be
+  # loaded once the helper has checked the file), else the screen and why.
+  _tmux_run_exact_plan
+  _tmux_run_write_check "$base"
 
   # The helper starts in the background, without a job number (disowned) and with no descriptor
   # but /dev/null and its log (0600): none of the shell's. The person's NODE_OPTIONS are not for
   # it; the memory settings are those of shell/tmux-run.zsh (see there). Scripts never see these
   # variables: they run with the shell's own environment, sent at dispatch.
-  _tmux_run_launch "$base" "$node" "$main"
+  _tmux_run_launch "$base" "$node" "$main" '' defer
   _tmux_run_base=$base _tmux_run_node=$node _tmux_run_generation= _tmux_run_enrollment=
   _tmux_run_answered= _tmux_run_mode_sent= _tmux_run_said= _tmux_run_idle=0 _tmux_run_z=x
   _tmux_run_asking= _tmux_run_noticed=0 _tmux_run_prompts=0 _tmux_run_told= _tmux_run_telling=
@@ -144,12 +178,19 @@ _tmux_run_enroll() {
   return 0
 }
 
-# _tmux_run_launch BASE NODE MAIN [WAKE]: starts the helper in the background, disowned, with no
-# descriptor but /dev/null and its log (0600), the memory settings above, the person's
+# _tmux_run_launch BASE NODE MAIN [WAKE] [defer]: starts the helper in the background, disowned,
+# with no descriptor but /dev/null and its log (0600), the memory settings above, the person's
 # TMUX_RUN_IDLE passed on (exported or not), and with WAKE, TMUX_RUN_WAKE=WAKE (a dormant
-# enrollment started again: helper/wake.ts); sets _tmux_run_helper_pid.
+# enrollment started again: helper/wake.ts); sets _tmux_run_helper_pid. With defer, the child
+# becomes node only after the shell's first prompt (BASE.mode written by _tmux_run_report_mode), or
+# after 3 seconds if no prompt says so (PROMPT_COMMAND replaced later in .bashrc: the helper's first
+# word puts the hook back); then once readline waits for a key with none typed ahead (the shell
+# asleep in select or poll, as /proc/PID/wchan shows; at most 2 seconds), as zsh's helper starts
+# when its line editor first waits: a command typed at once runs first. The child looks every 10 ms,
+# waiting in a read with a timeout from a descriptor that never has data: a new pseudo-terminal's
+# master (/dev/ptmx, no process), else the pipe of a `sleep` (one fork, in the child).
 _tmux_run_launch() {
-  local base=$1 node=$2 main=$3 wake=${4-}
+  local base=$1 node=$2 main=$3 wake=${4-} defer=${5-}
   {
     (
       umask 077
@@ -157,6 +198,29 @@ _tmux_run_launch() {
         _tmux_run_fd=${_tmux_run_fd##*/}
         ((_tmux_run_fd > 2)) && eval "exec $_tmux_run_fd>&-"
       done 2>/dev/null
+      if [[ -n $defer ]]; then
+        _tmux_run_sleep=
+        if ! exec {_tmux_run_pipe}<>/dev/ptmx; then
+          exec {_tmux_run_pipe}< <(exec sleep 6 </dev/null 2>/dev/null)
+          _tmux_run_sleep=$!
+          trap 'kill $_tmux_run_sleep 2>/dev/null; exit 143' TERM HUP
+        fi
+        for ((_tmux_run_fd = 0; _tmux_run_fd < 300; _tmux_run_fd++)); do
+          [[ -s $base.mode ]] && break
+          kill -0 $$ || exit 0
+          read -r -t 0.01 -u "$_tmux_run_pipe" _tmux_run_w
+        done
+        for ((_tmux_run_fd = 0; _tmux_run_fd < 200; _tmux_run_fd++)); do
+          read -r _tmux_run_w </proc/$$/wchan
+          [[ $_tmux_run_w == *select* || $_tmux_run_w == *poll* ]] && break
+          read -r -t 0.01 -u "$_tmux_run_pipe" _tmux_run_w
+        done
+        [[ -n $_tmux_run_sleep ]] && kill "$_tmux_run_sleep"
+        exec {_tmux_run_pipe}<&-
+        trap - TERM HUP
+        # (The shell gone meanwhile: nothing to start.)
+        kill -0 $$ || exit 0
+      fi
       export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
       [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE
       [[ -n $wake ]] && export TMUX_RUN_WAKE=$wake
@@ -169,6 +233,31 @@ _tmux_run_launch() {
   return 0
 }
 
+# _tmux_run_create BASE: makes the files the shell writes again and again, once, 0600 (a write
+# keeps their mode), each new (noclobber: O_EXCL, so nothing planted there is followed).
+_tmux_run_create() {
+  local - um REPLY ok=0
+  set -C
+  _tmux_run_umask
+  um=$REPLY
+  umask 077
+  { : >"$1.trap" && : >"$1.mode" && : >"$1.check"; } 2>/dev/null || ok=1
+  umask "$um"
+  return $ok
+}
+
+# _tmux_run_write_check BASE: tells the helper which check to rely on (BASE.check, bash.ts): exact,
+# load SO (the builtin, once the helper has checked it), or screen REASON.
+_tmux_run_write_check() {
+  if [[ -n $_tmux_run_exact ]]; then
+    printf 'exact\n' 2>/dev/null >|"$1.check"
+  elif [[ -n $_tmux_run_exact_so ]]; then
+    printf 'load %s\n' "$_tmux_run_exact_so" 2>/dev/null >|"$1.check"
+  else
+    printf 'screen %s\n' "${_tmux_run_exact_why//[[:cntrl:]]/ }" 2>/dev/null >|"$1.check"
+  fi
+}
+
 # _tmux_run_dir: sets REPLY to the registry directory (as src/core/enrollment/layout.ts decides).
 _tmux_run_dir() {
   if [[ -n ${TMUX_RUN_DIR-} ]]; then REPLY=$TMUX_RUN_DIR
@@ -179,9 +268,11 @@ _tmux_run_dir() {
 }
 
 # _tmux_run_check_dir DIR: makes DIR (mode 700) when it is missing; fails, saying why, unless it
-# is a real directory of this user's that no one else can use (as tmux checks its socket directory).
+# is a real directory of this user's. That no one else can use it (mode 700, as tmux checks its
+# socket directory) the helper checks first thing (src/core/enrollment/layout.ts, checkRegistryDir): a
+# refusal is said at the prompt after; meanwhile the shell only made its files there anew (O_EXCL).
 _tmux_run_check_dir() {
-  local dir=$1 mode
+  local dir=$1
   if [[ $dir != /* ]]; then
     _tmux_run_refuse "the directory $dir is not an absolute path; set TMUX_RUN_DIR to one"
     return 1
@@ -201,11 +292,6 @@ _tmux_run_check_dir() {
   fi
   if [[ ! -O $dir ]]; then
     _tmux_run_refuse "$dir belongs to another user, not to you (uid $EUID); remove it or set TMUX_RUN_DIR"
-    return 1
-  fi
-  mode=$(command stat -c %a -- "$dir" 2>/dev/null)
-  if [[ ! $mode =~ ^[0-7]+$ ]] || (( (8#$mode & 8#077) != 0 )); then
-    _tmux_run_refuse "$dir is open to other users (mode ${mode:-unknown}); run: chmod 700 '$dir'"
     return 1
   fi
   return 0
@@ -236,8 +322,8 @@ _tmux_run_remove() {
 
 # _tmux_run_hook_prompt add|remove: puts _tmux_run_prompt last in PROMPT_COMMAND (a string, or an
 # array in bash 5.1 and later), or takes it out. Last but before bash-preexec's own last entries
-# (its install string, then __bp_interactive_mode): it arms its preexec there, and any entry run
-# after it would be taken for the person's first command.
+# (its install string, `__bp_install "$_"` after 0.6.0, then __bp_interactive_mode): it arms its
+# preexec there, and any entry run after it would be taken for the person's first command.
 #
 # With bash-preexec loaded (it runs precmd_functions first in PROMPT_COMMAND, and at the prompt
 # where it installs its DEBUG trap, before it arms its preexec), the hook goes last in
@@ -253,8 +339,10 @@ _tmux_run_hook_prompt() {
   if [[ $1 == add ]] && declare -F __bp_precmd_invoke_cmd >/dev/null; then
     precmd_functions+=(_tmux_run_prompt)
     # (Traced, so that the hook it calls sees the DEBUG trap: bash shows a function the trap only
-    # when every caller up to the top has the trace attribute.)
+    # when every caller up to the top has the trace attribute. bash-preexec after 0.6.0 calls the
+    # precmd_functions from __bp_invoke_precmd_functions, itself called by __bp_precmd_invoke_cmd.)
     declare -ft __bp_precmd_invoke_cmd
+    declare -F __bp_invoke_precmd_functions >/dev/null && declare -ft __bp_invoke_precmd_functions
     set -- remove
   fi
   if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
@@ -265,7 +353,7 @@ _tmux_run_hook_prompt() {
     if [[ $1 == add ]]; then
       at=${#pcs[@]}
       for i in "${!pcs[@]}"; do
-        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
+        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == '__bp_install "$_"' || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
       done
       pcs=("${pcs[@]:0:at}" _tmux_run_prompt "${pcs[@]:at}")
     fi
@@ -276,7 +364,7 @@ _tmux_run_hook_prompt() {
   pc=${pc//$'\n'_tmux_run_prompt/}
   pc=${pc//_tmux_run_prompt/}
   if [[ $1 == add ]]; then
-    for at in '__bp_trap_string=' '__bp_interactive_mode'; do
+    for at in '__bp_trap_string=' '__bp_install "$_"' '__bp_interactive_mode'; do
       if [[ $'\n'$pc == *$'\n'"$at"* ]]; then
         head=$'\n'$pc
         head=${head%%$'\n'"$at"*}
@@ -354,23 +442,6 @@ _tmux_run_hooks() {
   return 0
 }
 
-# _tmux_run_unhook: puts the person's traps, PS0 and PS2 back as they are without the hooks.
-_tmux_run_unhook() {
-  local REPLY
-  _tmux_run_trap_of WINCH
-  if [[ $REPLY == "$_tmux_run_winch_prefix"* ]]; then
-    REPLY=${REPLY#"$_tmux_run_winch_prefix"}
-    REPLY=${REPLY#$'\n'}
-    if [[ -n $REPLY ]]; then trap -- "$REPLY" WINCH; else trap - WINCH; fi
-  fi
-  # (A function cannot read the DEBUG trap back: the person's action it wrapped last is put back.)
-  [[ -n ${_tmux_run_debug_user-} ]] && trap -- "$_tmux_run_debug_user" DEBUG
-  unset _tmux_run_debug_user
-  [[ -n ${PS0+x} ]] && PS0=${PS0//"$_tmux_run_ps0"/}
-  [[ -n ${PS2+x} ]] && PS2=${PS2//"$_tmux_run_ps2"/}
-  return 0
-}
-
 # _tmux_run_prompt: the PROMPT_COMMAND hook, last in it. Says what is to be said (a failed start,
 # a revocation, a lost helper), notices a helper that is gone, keeps the hooks in place, reports
 # the mode, and marks the shell idle at its primary prompt. Keeps $? for the prompt.
@@ -399,10 +470,39 @@ _tmux_run_prompt() {
 }
 declare -ft _tmux_run_prompt
 
+# _tmux_run_serve: reads the rest of the snippet (shell/tmux-run-serve.bash), once. Returns 1
+# (said at the next prompt) when it cannot be read.
+_tmux_run_serve() {
+  [[ -n ${_tmux_run_served-} ]] && return 0
+  local f=$_tmux_run_root/shell/tmux-run-serve.bash
+  if [[ ! -r $f ]] || ! source "$f"; then
+    _tmux_run_said="tmux-run: $f cannot be read; this pane cannot be served (reinstall tmux-run)"
+    return 1
+  fi
+  _tmux_run_served=1
+  return 0
+}
+
+# _tmux_run_on_winch: the WINCH trap until the helper's first word: nothing to do before BASE.msg
+# exists; then the rest is read, whose _tmux_run_on_winch replaces this one.
+_tmux_run_on_winch() {
+  [[ -n ${_tmux_run_base-} && -e $_tmux_run_base.msg ]] || return 0
+  _tmux_run_serve && _tmux_run_on_winch
+}
+
 # _tmux_run_check: at a prompt, what happened since the last one: the helper's first word (read
 # now if no trap read it), an end the trap left to undo (revoked, failed), a helper that is gone,
-# one that says nothing for too long.
+# one that says nothing for too long. Before the helper's first word, a start under way is seen
+# without the rest of the snippet.
 _tmux_run_check() {
+  if [[ -z $_tmux_run_served ]]; then
+    if [[ -n ${_tmux_run_helper_pid-} && -z ${_tmux_run_ended-} && ! -e $_tmux_run_base.msg ]] &&
+      kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+      _tmux_run_starting
+      return 0
+    fi
+    _tmux_run_serve || return 0
+  fi
   [[ -n ${_tmux_run_helper_pid-} && -z $_tmux_run_generation ]] && _tmux_run_on_winch
   case ${_tmux_run_ended-} in
     X)
@@ -410,6 +510,7 @@ _tmux_run_check() {
       _tmux_run_said="tmux-run: this pane's enrollment was revoked"
       ;;
     E\ *) _tmux_run_failed "${_tmux_run_ended#E }" ;;
+    L\ *) _tmux_run_relaunch "${_tmux_run_ended#L }" ;;
     W\ *) _tmux_run_wake_failed "${_tmux_run_ended#W }" ;;
   esac
   unset _tmux_run_ended
@@ -442,156 +543,16 @@ _tmux_run_report_mode() {
   return 0
 }
 
-# _tmux_run_on_winch: the WINCH trap (the person's own action runs after it). Acts only on what
-# the helper left in the channel that is new: its first word (R or E), a revocation (X), or a
-# request (Q NONCE) not answered yet. A real resize finds nothing new and does nothing.
-_tmux_run_on_winch() {
-  [[ -n ${_tmux_run_dormant-} ]] && { _tmux_run_wake_asked; return 0; }
-  if [[ -n ${_tmux_run_waking-} && -z ${_tmux_run_ended-} ]]; then
-    _tmux_run_wake_pending trap
-    [[ -n ${_tmux_run_waking-} ]] && return 0
-  fi
-  [[ -n ${_tmux_run_base-} && -z ${_tmux_run_ended-} && -f $_tmux_run_base.msg ]] || return 0
-  # Every name local here, in _tmux_run_answer and in _tmux_run_snapshot starts with _tmux_run_:
-  # bash's locals are seen by the functions they call, and a local named like a variable the
-  # person exported would hide it from the snapshot.
-  local -a _tmux_run_said=()
-  local _tmux_run_line _tmux_run_nonce=
-  mapfile -t _tmux_run_said 2>/dev/null <"$_tmux_run_base.msg" || return 0
-  case ${_tmux_run_said[0]-} in
-    R\ *)
-      [[ -n $_tmux_run_generation ]] || _tmux_run_started "${_tmux_run_said[0]}" ;;
-    D)
-      [[ -n $_tmux_run_generation && -z ${_tmux_run_waking-} ]] && _tmux_run_dormant=1
-      return 0
-      ;;
-    E\ * | X)
-      # The end of the enrollment, undone at the next prompt: bash misprints a PS0 changed from a
-      # trap while readline waits (a run of garbage bytes before the next command's output).
-      _tmux_run_ended=${_tmux_run_said[0]}
-      return 0
-      ;;
-    *) return 0 ;;
-  esac
-  local _tmux_run_details= _tmux_run_note=
-  for _tmux_run_line in "${_tmux_run_said[@]:1}"; do
-    case $_tmux_run_line in
-      Q\ *) _tmux_run_nonce=${_tmux_run_line#Q } ;;
-      P\ *) _tmux_run_details=${_tmux_run_line#P } ;;
-      N\ *) _tmux_run_note=${_tmux_run_line#N } ;;
-      S\ *) _tmux_run_tell_once "${_tmux_run_line#S }" ;;
-    esac
-  done
-  [[ -n $_tmux_run_note ]] && _tmux_run_notice_line "$_tmux_run_note"
-  # Ask mode: the run's details for the question this shell said it is asking.
-  if [[ -n $_tmux_run_asking && $_tmux_run_nonce == "$_tmux_run_asking" && $_tmux_run_details == "$_tmux_run_asking "* ]]; then
-    _tmux_run_asking=
-    _tmux_run_approve "$_tmux_run_nonce" "${_tmux_run_details#* }"
-    return 0
-  fi
-  [[ -n $_tmux_run_nonce && $_tmux_run_nonce != "$_tmux_run_answered" && -n $_tmux_run_generation ]] || return 0
-  _tmux_run_answered=$_tmux_run_nonce
-  _tmux_run_answer "$_tmux_run_nonce"
-  # The person may have replaced PROMPT_COMMAND since: put the hook back (until the next prompt
-  # the shell is not marked idle, so runs are refused).
-  _tmux_run_has_hook || _tmux_run_hook_prompt add
-  return 0
-}
-
-# _tmux_run_tell_once TEXT: what the helper found about this pane (S TEXT: the screen check cannot
-# serve this prompt), said once, before the next prompt (a trap's output would be drawn over). Not
-# _tmux_run_said: the WINCH trap that calls it has a local of that name, which bash would set.
-_tmux_run_tell_once() {
-  [[ $1 == "${_tmux_run_told-}" ]] && return 0
-  _tmux_run_told=$1
-  _tmux_run_telling=$1
-}
-
-# _tmux_run_started LINE: the helper's first word R GENERATION ENROLLMENT: enrolled.
-_tmux_run_started() {
-  local rest=${1#R } generation enrollment
-  generation=${rest%% *} enrollment=${rest#* }
-  if [[ $generation =~ ^[0-9a-f]{32}$ && $enrollment =~ ^[0-9a-f]{32}$ ]]; then
-    _tmux_run_generation=$generation _tmux_run_enrollment=$enrollment
-    return 0
-  fi
-  _tmux_run_ended="E the helper answered in a way this snippet does not understand"
-}
-
-# _tmux_run_answer NONCE: answers the helper's request from the shell's own state: idle at its
-# primary prompt (not in a command line, a continuation line, a key binding or a completion), and
-# with the builtin, readline's line empty with no key sequence, search or completion under way. In
-# ask mode the builtin asks the person first (_tmux_run_approve); without it bash cannot ask.
-# Then the snapshot, then K (without the builtin with the prompt as rendered: the helper reads the
-# screen to check that the line is empty); else B and the reason.
-_tmux_run_answer() {
-  local _tmux_run_nonce=$1 _tmux_run_reason=
-  if [[ -n ${READLINE_LINE+x} ]]; then _tmux_run_reason=context:binding
-  elif [[ -n ${COMP_LINE+x} ]]; then _tmux_run_reason=context:completion
-  elif [[ $_tmux_run_idle == 2 ]]; then _tmux_run_reason=context:continuation
-  elif [[ $_tmux_run_idle != 1 ]]; then _tmux_run_reason=busy
-  elif [[ -n $_tmux_run_exact ]] && ! _tmux_run_exact_state; then :
-  elif [[ -z $_tmux_run_exact ]] && ! shopt -q promptvars; then _tmux_run_reason=context:promptvars_off
-  elif [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]]; then
-    if [[ -z $_tmux_run_exact ]]; then _tmux_run_reason=approval_unavailable
-    else
-      # (A sandbox value the helper does not know is refused by it, sandbox_unavailable: nothing to ask.)
-      case ${TMUX_RUN_SANDBOX:-off} in
-        off | workspace | workspace+net | read-only)
-          _tmux_run_ask_start "$_tmux_run_nonce"
-          return 0
-          ;;
-      esac
-    fi
-  fi
-  [[ -z $_tmux_run_reason ]] && ! _tmux_run_snapshot "$_tmux_run_nonce" && _tmux_run_reason=snapshot_failed
-  if [[ -n $_tmux_run_exact ]]; then
-    if [[ -n $_tmux_run_reason ]]; then _tmux_run_reply "B $_tmux_run_nonce $_tmux_run_reason"
-    else _tmux_run_reply "K $_tmux_run_nonce"
-    fi
-    return 0
-  fi
-  local REPLY um
-  _tmux_run_umask
-  um=$REPLY
-  umask 077
-  if [[ -n $_tmux_run_reason ]]; then
-    printf 'B %s %s\n' "$_tmux_run_nonce" "$_tmux_run_reason" 2>/dev/null >|"$_tmux_run_base.ans"
-  else
-    _tmux_run_modes
-    local ps1=${PS1-}
-    printf 'K %s\n%s\0\0' "$_tmux_run_nonce" "${ps1@P}" 2>/dev/null >|"$_tmux_run_base.ans"
-    ((${#_tmux_run_prefixes[@]} == 0)) || printf '%s\0' "${_tmux_run_prefixes[@]}" 2>/dev/null >>"$_tmux_run_base.ans"
-  fi
-  umask "$um"
-  return 0
-}
-
-# _tmux_run_modes: sets _tmux_run_prefixes to the mode strings readline draws before the prompt's
-# last line when show-mode-in-prompt is on (empty otherwise), read from `bind -v` without a fork.
-_tmux_run_modes() {
-  _tmux_run_prefixes=()
-  local set name value show=
-  bind -v 2>/dev/null >|"$_tmux_run_base.trap" || return 0
-  while read -r set name value; do
-    case $name in
-      show-mode-in-prompt) [[ $value == on ]] && show=1 ;;
-      vi-ins-mode-string | vi-cmd-mode-string | emacs-mode-string) _tmux_run_prefixes+=("$value") ;;
-    esac
-  done 2>/dev/null <"$_tmux_run_base.trap"
-  [[ -n $show ]] || _tmux_run_prefixes=()
-  return 0
-}
-
-# _tmux_run_exact_load SCRATCH: loads the builtin _tmux_run_line from this install's
-# dist/generated/bash-line.so (helper/shell/bash/bash-line.c) and sets _tmux_run_exact to 1; or leaves
-# it empty with the reason in _tmux_run_exact_why (the screen check then). Loaded only when the
-# file and its directory are real ones, the person's or root's, writable by nobody else, and only
-# a build that matches this install's (dist/generated/build-id.cjs, which the build compiled in).
-_tmux_run_exact_load() {
-  _tmux_run_exact= _tmux_run_exact_why=
+# _tmux_run_exact_plan: which line check to ask the helper for, without a fork: sets
+# _tmux_run_exact to 1 when this build's builtin _tmux_run_line is loaded already (sourced again),
+# else _tmux_run_exact_so to this install's dist/generated/bash-line.so (helper/shell/bash/bash-line.c)
+# when it is there and no symlink, for the helper to check (its owner, its mode and its
+# directory's, its build: src/core/enrollment/bash-builtin.ts) before the shell loads it; else leaves
+# both empty with the reason in _tmux_run_exact_why (the screen check then).
+_tmux_run_exact_plan() {
+  _tmux_run_exact= _tmux_run_exact_so= _tmux_run_exact_why= _tmux_run_exact_id=
   local so=$_tmux_run_root/dist/generated/bash-line.so ids=$_tmux_run_root/dist/generated/build-id.cjs
-  local id= line owner mode f
+  local text= f
   if [[ ${TMUX_RUN_NATIVE-} == off ]]; then
     _tmux_run_exact_why="TMUX_RUN_NATIVE=off in this shell"
     return 0
@@ -606,224 +567,22 @@ _tmux_run_exact_load() {
       return 0
     fi
   done
-  # (One fork, once, when sourcing: bash cannot read a file's owner and mode itself.)
-  while read -r owner mode f; do
-    if [[ $owner != 0 && $owner != "$EUID" ]] || [[ ! $mode =~ ^[0-7]+$ ]] || (((8#$mode & 8#022) != 0)); then
-      _tmux_run_exact_why="$f is not safe to load from (owner uid ${owner:-?}, mode ${mode:-?}: it must be yours or root's and writable by nobody else); run: chmod go-w '$f'"
-      return 0
-    fi
-  done < <(command stat -c '%u %a %n' -- "$so" "${so%/*}" 2>/dev/null)
-  if [[ -r $ids ]]; then
-    while IFS= read -r line; do
-      [[ $line =~ BUILD_ID\ =\ \"([0-9a-f]+)\" ]] && id=${BASH_REMATCH[1]}
-    done <"$ids"
-  fi
-  if [[ -z $id ]]; then
+  [[ -r $ids ]] && read -r -d '' text 2>/dev/null <"$ids"
+  [[ $text =~ BUILD_ID\ =\ \"([0-9a-f]+)\" ]] && _tmux_run_exact_id=${BASH_REMATCH[1]}
+  if [[ -z $_tmux_run_exact_id ]]; then
     _tmux_run_exact_why="this install's build id ($ids) cannot be read; run 'npm run build' in $_tmux_run_root"
     return 0
   fi
-  # Loaded already (sourced again): kept if it is this build's, else replaced.
-  if [[ $(type -t _tmux_run_line) == builtin ]] && ! _tmux_run_line build "$id"; then
-    enable -d _tmux_run_line 2>/dev/null
-  fi
-  if [[ $(type -t _tmux_run_line) != builtin ]] && ! enable -f "$so" _tmux_run_line 2>|"$1"; then
-    line=
-    read -r line <"$1"
-    _tmux_run_exact_why="bash could not load $so (${line:-enable -f failed}): a bash without loadable builtins, or one that does not export readline's state"
-    return 0
-  fi
-  if ! _tmux_run_line build "$id"; then
-    enable -d _tmux_run_line 2>/dev/null
-    _tmux_run_exact_why="the builtin $so is of another build of tmux-run than this install; run 'npm run build' in $_tmux_run_root"
-    return 0
-  fi
-  _tmux_run_exact=1
-  return 0
-}
-
-# _tmux_run_exact_state: true when readline waits at an empty line with nothing under way; else
-# false with the reason in _tmux_run_reason (its caller's local; the statuses of
-# helper/shell/bash/bash-line.c, `state`).
-_tmux_run_exact_state() {
-  _tmux_run_line state
-  case $? in
-    0) return 0 ;;
-    10) _tmux_run_reason=editor_not_empty ;;
-    11) _tmux_run_reason=context:history_search ;;
-    12) _tmux_run_reason=context:key_sequence ;;
-    13) _tmux_run_reason=context:continuation ;;
-    *) _tmux_run_reason=context:not_reading ;;
-  esac
-  return 1
-}
-
-# _tmux_run_notify_on: true unless TMUX_RUN_NOTIFY turns notices off (or there is no builtin).
-_tmux_run_notify_on() {
-  [[ -n $_tmux_run_exact ]] || return 1
-  case ${TMUX_RUN_NOTIFY-} in off | 0 | no | false) return 1 ;; esac
-  return 0
-}
-
-# _tmux_run_notice_line 'SEQ TEXT': draws the helper's latest notice once (SEQ not drawn yet),
-# above the prompt, replacing the notice drawn before it at the same prompt.
-_tmux_run_notice_line() {
-  local seq=${1%% *}
-  [[ $seq =~ ^[0-9]+$ ]] && ((seq > _tmux_run_noticed)) || return 0
-  _tmux_run_noticed=$seq
-  _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "${1#* }"
-  return 0
-}
-
-# _tmux_run_reply LINE: writes the answer file (0600, whatever the umask); a K line with the two
-# empty prompt fields of an exact check.
-_tmux_run_reply() {
-  if [[ -n $_tmux_run_exact ]]; then
-    _tmux_run_line answer "$_tmux_run_base.ans" "$1"
-    return 0
-  fi
-  local REPLY um format='%s\n'
-  [[ $1 == K\ * ]] && format='%s\n\0\0'
-  _tmux_run_umask
-  um=$REPLY
-  umask 077
-  printf "$format" "$1" 2>/dev/null >|"$_tmux_run_base.ans"
-  umask "$um"
-  return 0
-}
-
-# _tmux_run_ask_start NONCE: ask mode: tells the helper at once that the person is asked (A, with
-# the timeout), so the wait is theirs; the helper then sends the run's details (P) and wakes the
-# shell again (_tmux_run_approve).
-_tmux_run_ask_start() {
-  local limit=${TMUX_RUN_APPROVE_TIMEOUT:-120}
-  [[ $limit =~ ^[0-9]{1,5}$ ]] && ((10#$limit >= 1 && 10#$limit <= 86400)) || limit=120
-  _tmux_run_asking=$1
-  _tmux_run_reply "A $1 $((10#$limit))"
-}
-
-# _tmux_run_approve NONCE 'RUNID DIGEST BYTES LINES PREVIEW': shows the question (as zsh's ask
-# mode does) below the line, reads one key through readline: y runs, a runs and remembers the
-# digest, anything else refuses; no key within the timeout refuses; the question withdrawn (the
-# run cancelled, the helper gone) answers nothing. The line is drawn again as it was.
-_tmux_run_approve() {
-  local _tmux_run_nonce=$1 _tmux_run_rest=$2 _tmux_run_run _tmux_run_digest _tmux_run_bytes _tmux_run_nlines
-  local _tmux_run_client= _tmux_run_in= _tmux_run_note= _tmux_run_limit=${TMUX_RUN_APPROVE_TIMEOUT:-120} _tmux_run_l
-  if [[ ! $_tmux_run_limit =~ ^[0-9]{1,5}$ ]] || ((10#$_tmux_run_limit < 1 || 10#$_tmux_run_limit > 86400)); then
-    _tmux_run_note="(TMUX_RUN_APPROVE_TIMEOUT=${TMUX_RUN_APPROVE_TIMEOUT:0:20} is not a whole number of seconds from 1 to 86400; using 120)"
-    _tmux_run_limit=120
-  fi
-  _tmux_run_limit=$((10#$_tmux_run_limit))
-  _tmux_run_run=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
-  _tmux_run_digest=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
-  _tmux_run_bytes=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
-  _tmux_run_nlines=${_tmux_run_rest%% *} _tmux_run_rest=${_tmux_run_rest#* }
-  if [[ ! $_tmux_run_run =~ ^[0-9a-f]{32}$ || ! $_tmux_run_digest =~ ^[0-9a-f]{64}$ || ! $_tmux_run_bytes =~ ^[0-9]+$ || ! $_tmux_run_nlines =~ ^[0-9]+$ ]]; then
-    _tmux_run_reply "B $_tmux_run_nonce bad_details"
-    return 0
-  fi
-  if [[ -n ${_tmux_run_always[$_tmux_run_digest]-} ]]; then
-    if _tmux_run_snapshot "$_tmux_run_nonce"; then
-      _tmux_run_reply "K $_tmux_run_nonce always"
-      _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "tmux-run: run ${_tmux_run_run:0:8} approved without asking (you chose [a]lways for script sha256 ${_tmux_run_digest:0:12})"
-    else
-      _tmux_run_reply "B $_tmux_run_nonce snapshot_failed"
+  # Loaded already (sourced again): kept if it is this build's, else unloaded (and checked anew).
+  if compgen -A enabled -X '!_tmux_run_line' -- _tmux_run_line >/dev/null 2>&1; then
+    if _tmux_run_line build "$_tmux_run_exact_id"; then
+      _tmux_run_exact=1
+      return 0
     fi
-    return 0
+    enable -d _tmux_run_line 2>/dev/null
   fi
-  # The run's input, last when it takes input (the helper's words), then who asked.
-  [[ $_tmux_run_rest == *$'\x1d'* ]] && _tmux_run_in=${_tmux_run_rest##*$'\x1d'} _tmux_run_rest=${_tmux_run_rest%$'\x1d'*}
-  [[ $_tmux_run_rest == *$'\x1e'* ]] && _tmux_run_client=${_tmux_run_rest##*$'\x1e'} _tmux_run_rest=${_tmux_run_rest%$'\x1e'*}
-  local -a _tmux_run_shown=() _tmux_run_text=()
-  IFS=$'\x1f' read -r -a _tmux_run_shown <<<"$_tmux_run_rest"
-  _tmux_run_text+=("tmux-run: an agent${_tmux_run_client:+ (${_tmux_run_client//[[:cntrl:]]/?})} asks to run a script in this shell (TMUX_RUN_APPROVE=ask)")
-  local _tmux_run_more=$((_tmux_run_nlines - ${#_tmux_run_shown[@]})) _tmux_run_s1=s _tmux_run_s2=s
-  ((_tmux_run_nlines == 1)) && _tmux_run_s1=
-  ((_tmux_run_more == 1)) && _tmux_run_s2=
-  _tmux_run_text+=("  run ${_tmux_run_run:0:8}  sha256 ${_tmux_run_digest:0:12}  $_tmux_run_bytes bytes, $_tmux_run_nlines line$_tmux_run_s1:")
-  for _tmux_run_l in "${_tmux_run_shown[@]}"; do _tmux_run_text+=("  | ${_tmux_run_l//[[:cntrl:]]/?}"); done
-  ((_tmux_run_more > 0)) && _tmux_run_text+=("  ($_tmux_run_more more line$_tmux_run_s2 not shown)")
-  [[ -n $_tmux_run_note ]] && _tmux_run_text+=("  $_tmux_run_note")
-  [[ -n $_tmux_run_in ]] && _tmux_run_text+=("  ${_tmux_run_in//[[:cntrl:]]/?}")
-  case ${TMUX_RUN_SANDBOX:-off} in
-    off) _tmux_run_text+=("  sandbox: off (TMUX_RUN_SANDBOX: it can touch all you can)") ;;
-    workspace) _tmux_run_text+=("  sandbox: workspace (writes only under $PWD and a private /tmp; no network)") ;;
-    workspace+net) _tmux_run_text+=("  sandbox: workspace+net (writes only under $PWD and a private /tmp; network)") ;;
-    read-only) _tmux_run_text+=("  sandbox: read-only (writes only in a private /tmp; no network)") ;;
-  esac
-  _tmux_run_text+=("Run it? [y]es / [n]o / [a]lways for this script (no answer in $_tmux_run_limit s: no)")
-  local _tmux_run_key _tmux_run_msg
-  _tmux_run_line ask "$_tmux_run_limit" "$_tmux_run_base.msg" "Q $_tmux_run_nonce" "$_tmux_run_helper_pid" "${_tmux_run_text[@]}"
-  _tmux_run_key=$?
-  case $_tmux_run_key in
-    0 | 20)
-      if _tmux_run_snapshot "$_tmux_run_nonce"; then
-        _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} approved"
-        if ((_tmux_run_key == 20)); then
-          _tmux_run_always[$_tmux_run_digest]=1
-          _tmux_run_reply "K $_tmux_run_nonce a"
-          _tmux_run_msg+="; script sha256 ${_tmux_run_digest:0:12} runs without asking while this pane stays enrolled"
-        else
-          _tmux_run_reply "K $_tmux_run_nonce y"
-        fi
-      else
-        _tmux_run_reply "B $_tmux_run_nonce snapshot_failed"
-        _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} could not start (the shell's state could not be written)"
-      fi
-      ;;
-    22)
-      _tmux_run_reply "D $_tmux_run_nonce approval_timeout"
-      _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} refused: no answer within $_tmux_run_limit s; nothing was run"
-      ;;
-    23) _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} was cancelled while you were asked; nothing was run" ;;
-    *)
-      _tmux_run_reply "D $_tmux_run_nonce denied"
-      _tmux_run_msg="tmux-run: run ${_tmux_run_run:0:8} refused; nothing was run"
-      ;;
-  esac
-  _tmux_run_notify_on && _tmux_run_line notice "$_tmux_run_prompts" "$_tmux_run_msg"
+  _tmux_run_exact_so=$so
   return 0
-}
-
-# _tmux_run_snapshot NONCE: writes NONCE, PWD and the exported environment (NUL-separated, as
-# helper/shell/snapshot.ts reads it) to a new 0600 file (noclobber: O_EXCL; the helper removed the
-# last one); with TMUX_RUN_SANDBOX set and not off, also the parameters the sandbox reads, exported
-# or not, as :NAME=VALUE entries (an array joined with colons). Returns 1 when it cannot.
-_tmux_run_snapshot() {
-  # (Locals named _tmux_run_* until the exports are read: see _tmux_run_on_winch.)
-  local - _tmux_run_n _tmux_run_ok=0
-  local -a _tmux_run_kv=() _tmux_run_names=()
-  set +u -C
-  if [[ -z $_tmux_run_exact ]]; then
-    compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
-    for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
-  fi
-  local REPLY um
-  if [[ -n ${TMUX_RUN_SANDBOX-} && $TMUX_RUN_SANDBOX != off ]]; then
-    for _tmux_run_n in TMUX_RUN_SANDBOX TMUX_RUN_SANDBOX_WRITE TMUX_RUN_SANDBOX_HIDE HOME ZDOTDIR XDG_CONFIG_HOME \
-      XDG_RUNTIME_DIR SSH_AUTH_SOCK DBUS_SESSION_BUS_ADDRESS TMUX TMUX_TMPDIR; do
-      declare -p "$_tmux_run_n" >/dev/null 2>&1 || continue
-      _tmux_run_joined "$_tmux_run_n"
-      _tmux_run_kv+=(":$_tmux_run_n=$REPLY")
-    done
-  fi
-  # With the builtin: the exports as bash passes them to a command, written by it (faster).
-  if [[ -n $_tmux_run_exact ]]; then
-    _tmux_run_line snapshot "$_tmux_run_base.env" "$1" "$PWD" "${_tmux_run_kv[@]}"
-    return
-  fi
-  _tmux_run_umask
-  um=$REPLY
-  umask 077
-  { printf '%s\0%s' "$1" "$PWD" && printf '\0%s' "${_tmux_run_kv[@]}"; } 2>/dev/null >"$_tmux_run_base.env" || _tmux_run_ok=1
-  umask "$um"
-  return $_tmux_run_ok
-}
-
-# _tmux_run_joined NAME: sets REPLY to the parameter NAME, an array joined with colons.
-_tmux_run_joined() {
-  local IFS=:
-  local -n _tmux_run_ref=$1
-  REPLY="${_tmux_run_ref[*]}"
 }
 
 # _tmux_run_starting: a prompt while the helper starts and has not said its first word; one that
@@ -832,183 +591,7 @@ _tmux_run_starting() {
   local now
   printf -v now '%(%s)T' -1
   ((now - _tmux_run_since < 10)) && return 0
-  _tmux_run_failed "the helper did not become ready within 10 seconds"
-}
-
-# _tmux_run_gone: the helper is gone (the prompt found it so): before its first word, the reason
-# is its E line or its log; after it, the enrollment is lost.
-_tmux_run_gone() {
-  if [[ -n $_tmux_run_generation ]]; then
-    _tmux_run_lost
-    return 0
-  fi
-  local REPLY
-  _tmux_run_log_reason "$_tmux_run_base.log"
-  _tmux_run_failed "the helper exited before it was ready: $REPLY"
-}
-
-# _tmux_run_log_reason LOG: sets REPLY to the line of a helper's log that best says why it stopped.
-_tmux_run_log_reason() {
-  local line pick= last=
-  if [[ -r $1 ]]; then
-    while IFS= read -r line || [[ -n $line ]]; do
-      [[ $line == *[![:space:]]* ]] || continue
-      last=$line
-      [[ $line =~ enrollment\ failed|fatal|[Ee]rror ]] && pick=$line
-    done <"$1"
-  fi
-  pick=${pick:-$last}
-  [[ $pick == *'tmux-run-helper['*']: '* ]] && pick=${pick#*'tmux-run-helper['*']: '}
-  REPLY=${pick:-it printed nothing}
-  REPLY=${REPLY:0:300}
-}
-
-# _tmux_run_failed REASON [WHAT]: the helper could not enroll this shell (or, WHAT said, be started
-# again for it): stops it, undoes the
-# enrollment but keeps the helper's log, and says why at the next prompt (a trap cannot print).
-_tmux_run_failed() {
-  local log=$_tmux_run_base.log what=${2:-not enrolled}
-  kill -TERM "$_tmux_run_helper_pid" 2>/dev/null
-  _tmux_run_teardown keep-log
-  [[ -s $log ]] || { _tmux_run_remove "$log"; log=; }
-  local where=
-  [[ -n $log ]] && where=" (the helper's log: $log)"
-  _tmux_run_said="tmux-run: $what: $1$where"
-  return 0
-}
-
-# _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so, undoes the
-# enrollment, and starts the orphan sweep (src/broker/shell-sweep.ts), which stops the runs it
-# held and removes the enrollment's record, socket and run journal once it has read them.
-_tmux_run_lost() {
-  local pane=$TMUX_PANE dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
-  local sweep=$_tmux_run_root/dist/src/broker/shell-sweep-main.js
-  if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
-    _tmux_run_teardown keep-record
-    if [[ -r $sweep ]]; then
-      _tmux_run_detach /dev/null "$node" -- "$sweep" "$dir" "$enrollment"
-    else
-      _tmux_run_remove "$dir/$enrollment.json" "$dir/$enrollment.sock" "$dir/$enrollment.status"
-    fi
-  else
-    _tmux_run_teardown
-  fi
-  printf '%s\n' "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)" >&2
-  return 0
-}
-
-# _tmux_run_detach LOG COMMAND...: runs COMMAND in the background, disowned, with no descriptor
-# but /dev/null and LOG, without the person's NODE_OPTIONS.
-_tmux_run_detach() {
-  local log=$1
-  shift
-  {
-    (
-      for _tmux_run_fd in /proc/self/fd/*; do
-        _tmux_run_fd=${_tmux_run_fd##*/}
-        ((_tmux_run_fd > 2)) && eval "exec $_tmux_run_fd>&-"
-      done 2>/dev/null
-      export NODE_OPTIONS=
-      exec "$@" </dev/null >>"$log" 2>&1
-    ) &
-  } 2>/dev/null
-  disown $! 2>/dev/null
-  return 0
-}
-
-# _tmux_run_teardown [keep-log|keep-record]: undoes exactly what enrollment did (hooks, files,
-# names); keep-log leaves the helper's log for the person to read, keep-record the record and
-# socket for the orphan sweep. The helper removes its own files when it ends; removing them here
-# as well covers a helper that was killed and could not. The PROMPT_COMMAND hook stays until it
-# has said what is to be said.
-_tmux_run_teardown() {
-  if [[ -n ${_tmux_run_base-} ]]; then
-    _tmux_run_unhook
-    local -a files=("$_tmux_run_base".{msg,new,old,ans,mode,env,trap,check,wake})
-    [[ ${1-} == keep-log ]] || files+=("$_tmux_run_base.log")
-    [[ -n $_tmux_run_enrollment && ${1-} != keep-record ]] &&
-      files+=("${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock})
-    _tmux_run_remove "${files[@]}"
-  fi
-  unset _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
-  unset _tmux_run_answered _tmux_run_mode_sent _tmux_run_idle _tmux_run_since _tmux_run_prefixes
-  unset _tmux_run_asking _tmux_run_noticed _tmux_run_prompts _tmux_run_always _tmux_run_dormant _tmux_run_waking
-  return 0
-}
-
-# Dormant helpers (docs/light.md). A helper idle for TMUX_RUN_IDLE writes D first in BASE.msg,
-# sends SIGWINCH and exits (helper/dormancy.ts); the enrollment stays. A broker that needs it
-# writes U into BASE.wake and sends SIGWINCH (src/broker/wake.ts, again every 150 ms until a helper
-# serves); the trap starts a helper again, with the same enrollment (helper/wake.ts). X in BASE.wake:
-# the enrollment was revoked while dormant.
-
-# _tmux_run_wake_asked: the WINCH trap of a dormant shell: a request in BASE.wake, read once.
-_tmux_run_wake_asked() {
-  [[ -f $_tmux_run_base.wake ]] || return 0
-  local line=
-  read -r line 2>/dev/null <"$_tmux_run_base.wake"
-  # Emptied, not removed: no fork in the trap (a foreground command would make the shell look busy).
-  [[ -n $line ]] && : 2>/dev/null >|"$_tmux_run_base.wake"
-  case $line in
-    U) _tmux_run_wake ;;
-    X) _tmux_run_ended=X ;;
-  esac
-  return 0
-}
-
-# _tmux_run_wake: starts the helper again as the first (_tmux_run_launch, with TMUX_RUN_NODE and
-# TMUX_RUN_IDLE as they are now), naming the enrollment in its environment only. Once: the U of
-# other brokers meanwhile finds it waking, or awake.
-_tmux_run_wake() {
-  [[ -n ${_tmux_run_dormant-} ]] || return 0
-  _tmux_run_node=${TMUX_RUN_NODE:-node}
-  _tmux_run_launch "$_tmux_run_base" "$_tmux_run_node" "$_tmux_run_root/dist/helper/main.js" "$_tmux_run_enrollment"
-  printf -v _tmux_run_since '%(%s)T' -1
-  _tmux_run_waking=1
-  # The new helper numbers its notices from 1 again.
-  _tmux_run_noticed=0
-  unset _tmux_run_dormant
-  return 0
-}
-
-# _tmux_run_wake_pending [trap]: while the woken helper starts: its first word R with this
-# enrollment's generations (awake again), or an E line, a helper gone, or one silent for 10 seconds
-# (the enrollment ends: _tmux_run_wake_failed; from the trap its record goes at once, so that the
-# broker that asked refuses the call, and the rest waits for the prompt: a trap cannot print).
-_tmux_run_wake_pending() {
-  local line= now REPLY why=
-  [[ -f $_tmux_run_base.msg ]] && read -r line 2>/dev/null <"$_tmux_run_base.msg"
-  if [[ $line == "R $_tmux_run_generation $_tmux_run_enrollment" ]]; then
-    unset _tmux_run_waking
-    _tmux_run_mode_sent=
-    return 0
-  fi
-  case $line in
-    R\ *) why="the helper answered in a way this snippet does not understand" ;;
-    E\ *) why=${line#E } ;;
-  esac
-  if [[ -z $why ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
-    printf -v now '%(%s)T' -1
-    ((now - _tmux_run_since < 10)) && return 0
-    why="the helper did not become ready within 10 seconds"
-  elif [[ -z $why ]]; then
-    _tmux_run_log_reason "$_tmux_run_base.log"
-    why="the helper exited before it was ready: $REPLY"
-  fi
-  if [[ ${1-} == trap ]]; then
-    kill -TERM "$_tmux_run_helper_pid" 2>/dev/null
-    _tmux_run_remove "${_tmux_run_base%/*}/$_tmux_run_enrollment".{json,sock,status}
-    _tmux_run_ended="W $why"
-    return 0
-  fi
-  _tmux_run_wake_failed "$why"
-}
-
-# _tmux_run_wake_failed REASON: the helper could not be started again: the enrollment ends (its
-# record goes, so the broker that asked refuses the call, wake_failed, with nothing run), the log is
-# kept, and the pane is told once, before the next prompt.
-_tmux_run_wake_failed() {
-  _tmux_run_failed "$1" "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+  _tmux_run_serve && _tmux_run_failed "the helper did not become ready within 10 seconds"
 }
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
@@ -1017,6 +600,7 @@ tmux_run_unenroll() {
     printf '%s\n' "tmux-run: this shell is not enrolled" >&2
     return 1
   fi
+  _tmux_run_serve || return 1
   local pane=$TMUX_PANE pid=$_tmux_run_helper_pid i=0
   # Dormant: no helper to stop (its pid may be another process's by now).
   [[ -n ${_tmux_run_dormant-} ]] && pid=

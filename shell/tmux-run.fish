@@ -68,20 +68,16 @@ function _tmux_run_unsafe_dir --argument-names dir --description 'tmux-run: prin
         echo "$dir is not a directory (or cannot be created); remove it or set TMUX_RUN_DIR"
     else if not test -O $dir
         echo "$dir does not belong to you; remove it or set TMUX_RUN_DIR"
-    else
-        # fish has no stat of its own: one fork, at enrollment only.
-        set -l mode (command stat -c %a -- $dir 2>/dev/null)
-        if test -z "$mode"; or not string match -qr '^[0-7]*[0-7]00$' -- $mode
-            echo "$dir is open to other users (mode $mode); run: chmod 700 '$dir'"
-        end
     end
+    # That no one else can use it (mode 700): fish has no stat of its own, so the helper checks it
+    # first thing (checkRegistryDir) and refuses; said at the prompt after. No fork on the way.
 end
 
-# _tmux_run_enroll: checks everything, starts the helper and returns without waiting for it: the
-# helper's first line (R when enrolled, E with the reason) arrives in its message file with a
-# SIGURG (_tmux_run_on_winch), or is read at the next prompt (_tmux_run_on_prompt). Returns 0
-# when the helper was started (or the shell is enrolled already), 1 with one line on stderr
-# otherwise; a refusal leaves nothing behind.
+# _tmux_run_enroll: checks what fish can check without a fork, and has the helper start at the
+# first prompt (_tmux_run_on_prompt, _tmux_run_go), then returns: the helper's first line (R when
+# enrolled, E with the reason) arrives in its message file with a SIGURG (_tmux_run_on_winch), or
+# is read at a prompt. Returns 0 when the helper is to start (or the shell is enrolled already), 1
+# with one line on stderr otherwise; a refusal leaves nothing behind.
 function _tmux_run_enroll --description 'tmux-run: enroll this pane'
     set -l why (_tmux_run_refusal)
     if test -n "$why"
@@ -92,6 +88,9 @@ function _tmux_run_enroll --description 'tmux-run: enroll this pane'
         echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
         return 0
     end
+    # (Held until the first prompt, or) still starting (sourced twice in start-up files, say): that
+    # start goes on, silently.
+    set -q _tmux_run_held[1]; and return 0
     if set -q _tmux_run_helper_pid[1]; and _tmux_run_alive
         # Still starting (sourced twice in start-up files, say): that start goes on, silently.
         set -q _tmux_run_generation[1]; and echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
@@ -144,7 +143,8 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
         return 1
     end
     set -g umask $saved
-    _tmux_run_launch $base $main $node
+    # The helper starts at the first prompt (_tmux_run_go), not while the config runs.
+    set -g _tmux_run_held $main
     set -g _tmux_run_base $base
     set -g _tmux_run_node $node
     set -g _tmux_run_since (_tmux_run_uptime)
@@ -155,11 +155,23 @@ function _tmux_run_start --argument-names dir main node --description 'tmux-run:
     return 0
 end
 
-# _tmux_run_launch BASE MAIN NODE [WAKE]: starts the helper in the background (its own process
+# _tmux_run_go: at the first prompt after sourcing, starts the helper held by _tmux_run_start, at
+# a remove: /bin/sh waits until fish's reader waits for a key with none typed ahead (fish asleep
+# in poll or select, as /proc/PID/wchan shows; at most about a second), then becomes node, as zsh's
+# helper starts when its line editor first waits: a command typed at once runs first.
+function _tmux_run_go --description 'tmux-run: start the held helper'
+    set -l main $_tmux_run_held
+    set -e _tmux_run_held
+    _tmux_run_launch $_tmux_run_base $main $_tmux_run_node '' wait
+    set -g _tmux_run_since (_tmux_run_uptime)
+end
+
+# _tmux_run_launch BASE MAIN NODE [WAKE] [wait]: starts the helper in the background (its own process
 # group, stdin /dev/null, no other descriptor of this shell's, none of the person's NODE_OPTIONS,
 # umask 077, the person's TMUX_RUN_IDLE passed on, exported or not; with WAKE, TMUX_RUN_WAKE=WAKE: a
-# dormant enrollment started again, helper/wake.ts), forgets the job, sets _tmux_run_helper_pid.
-function _tmux_run_launch --argument-names base main node wake --description 'tmux-run: launch the helper'
+# dormant enrollment started again, helper/wake.ts; with wait, as _tmux_run_go says), forgets the
+# job, sets _tmux_run_helper_pid.
+function _tmux_run_launch --argument-names base main node wake wait --description 'tmux-run: launch the helper'
     set -l saved $umask
     set -g umask 0077
     begin
@@ -168,7 +180,9 @@ function _tmux_run_launch --argument-names base main node wake --description 'tm
         set -lx MALLOC_MMAP_THRESHOLD_ 32768
         set -q TMUX_RUN_IDLE; and set -lx TMUX_RUN_IDLE $TMUX_RUN_IDLE
         test -n "$wake"; and set -lx TMUX_RUN_WAKE $wake
-        command $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
+        set -l cmd $node
+        test -n "$wait"; and set cmd /bin/sh -c 'i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$1/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; shift; exec "$@"' sh $fish_pid $node
+        command $cmd --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
             -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     end
     set -l hpid $last_pid
@@ -431,7 +445,8 @@ function _tmux_run_failed --argument-names reason what --description 'tmux-run: 
     set -l pid $_tmux_run_helper_pid
     _tmux_run_teardown keep-log
     _tmux_run_stop $pid
-    test -s $log; or begin
+    # (A refusal of the directory itself says all: no log left in a directory others can use.)
+    test -s $log; and not string match -q -- (string replace -r '/[^/]*$' '' -- $log)' *' "$reason"; or begin
         command rm -f -- $log 2>/dev/null
         set log
     end
@@ -577,6 +592,7 @@ end
 # again; $status kept for the prompt the answer reports; a helper that is gone is said here.
 function _tmux_run_on_prompt --on-event fish_prompt --description 'tmux-run: at each prompt'
     set -l last $status $pipestatus
+    set -q _tmux_run_held[1]; and _tmux_run_go
     set -q _tmux_run_helper_pid[1]; or return 0
     set -g _tmux_run_status $last[1]
     set -g _tmux_run_pipestatus $last[2..-1]
@@ -697,7 +713,7 @@ function _tmux_run_teardown --argument-names keep --description 'tmux-run: undo 
         end
         set -q there[1]; and command rm -f -- $there 2>/dev/null
     end
-    set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node
+    set -e _tmux_run_helper_pid _tmux_run_base _tmux_run_generation _tmux_run_enrollment _tmux_run_node _tmux_run_held
     set -e _tmux_run_since _tmux_run_idle _tmux_run_answered _tmux_run_seq _tmux_run_mode_sent
     set -e _tmux_run_left _tmux_run_right _tmux_run_noticed _tmux_run_pipestatus _tmux_run_told _tmux_run_tell_later
     set -e _tmux_run_drawn _tmux_run_dormant _tmux_run_waking _tmux_run_env_names _tmux_run_redraw
@@ -773,6 +789,13 @@ end
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
 function tmux_run_unenroll --description 'tmux-run: end this pane enrollment'
+    if set -q _tmux_run_held[1]
+        # (Its helper not started yet: nothing to stop.)
+        set -l pane $TMUX_PANE
+        _tmux_run_teardown
+        echo "tmux-run: pane $pane unenrolled"
+        return 0
+    end
     if not set -q _tmux_run_helper_pid[1]
         echo "tmux-run: this shell is not enrolled" >&2
         return 1

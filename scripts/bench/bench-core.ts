@@ -32,6 +32,7 @@ import { floor } from './bench-floor.js';
 import type { Metrics } from './bench-metrics.js';
 import { shellsCost } from './bench-shells.js';
 import { promptCost } from './bench-zsh.js';
+import { firstPromptCost } from './bench-first-prompt.js';
 
 type Figures = Partial<Metrics>;
 
@@ -52,6 +53,8 @@ export async function enrollment(scope: Scope, first: Pane, runRootDir: string, 
   m.fish_cost = await fishCost(scope, QUICK ? 3 : 10);
   progress('first prompt and first command, minimal and with plugins, without the snippet, before and after');
   m.prompt_cost = await promptCost(server, QUICK ? 2 : 10, runRootDir);
+  progress('bash (minimal, with plugins) and fish: first prompt and first command from outside, before and after');
+  m.first_prompt = await firstPromptCost(server, QUICK ? 2 : 12, runRootDir);
   m.shells = await shellsCost(scope, QUICK ? 3 : 10);
 }
 

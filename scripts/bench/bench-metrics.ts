@@ -14,6 +14,7 @@ import type { LightCost } from './bench-light.js';
 import type { StartCost } from './bench-start.js';
 import type { DormantCost } from './bench-dormant.js';
 import type { PromptCost } from './bench-zsh.js';
+import type { FirstPromptCost } from './bench-first-prompt.js';
 
 export interface HelperMetrics {
   pid: number;
@@ -76,6 +77,8 @@ export interface Metrics {
   input?: InputBench;
   /** zsh-bench-style first prompt and first command, minimal and with plugins, before and after (scripts/bench/bench-zsh.ts). */
   prompt_cost?: PromptCost;
+  /** bash and fish: first prompt and first command from a new window, without the snippet, before and after (scripts/bench/bench-first-prompt.ts). */
+  first_prompt?: FirstPromptCost;
   /** What bash panes cost, and the screen check per run (scripts/bench/bench-shells.ts). */
   shells?: ShellsCost;
   /** The listing and the helpers' memory at rest at 1 and at 20 panes (scripts/bench/bench-light.ts). */

@@ -21,6 +21,7 @@ import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
 import { promptCostLines } from './bench-zsh.js';
 import { initializeTargets } from './bench-initialize.js';
+import { firstPromptLines } from './bench-first-prompt.js';
 
 const MB = 1024;
 const mb = (k: number | undefined): string => (k === undefined ? '-' : (k / MB).toFixed(1));
@@ -43,6 +44,7 @@ export function report(m: Metrics): void {
     ...sandboxLines(m),
     ...(m.walls ? ['', ...wallsBenchLines(m.walls)] : []),
     ...(m.prompt_cost ? promptCostLines(m.prompt_cost) : []),
+    ...(m.first_prompt ? firstPromptLines(m.first_prompt) : []),
     ...(m.watch ? watchCostLines(m.watch) : []),
     ...(m.input ? inputLines(m.input) : []),
     ...(m.light ? lightCostLines(m.light) : []),

@@ -17,7 +17,7 @@
 //
 // This file only assembles the sections, in order; each lives in scripts/bench/bench-<section>.ts:
 // bench-core (enrollment, server start, round trip, memory, rates, output sizes), bench-enroll,
-// bench-fish, bench-zsh, bench-shells, bench-output (tmux_run_output), bench-spawn, bench-sandbox,
+// bench-fish, bench-zsh, bench-first-prompt (bash and fish), bench-shells, bench-output (tmux_run_output), bench-spawn, bench-sandbox,
 // bench-walls, bench-watch, bench-light (listing, idle helpers), bench-start (a helper's own start), bench-trace; bench-calls drives the product, bench-floor is the floor,
 // bench-common holds the options and statistics, bench-report prints the tables.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -11,6 +11,7 @@ import { formatRows, type Cell } from './common/output.js';
 import { helperMainPath, packageRoot, shellQuote } from '../core/os/package-root.js';
 import { SHELLS, type Shell } from './common/shells.js';
 import { checkBashBuiltin } from './doctor-bash.js';
+import { checkThisPane } from './doctor-pane.js';
 import { spawnKind, waiterKind } from '../core/os/native-spawn.js';
 import type { Command } from './command.js';
 
@@ -276,7 +277,9 @@ async function checkSandbox(env: NodeJS.ProcessEnv): Promise<Check> {
 export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const tmux = env.TMUX_RUN_TMUX || 'tmux';
   const registry = checkRegistry(env);
+  const pane = checkThisPane(env);
   return [
+    ...(pane ? [pane] : []),
     checkNode(),
     checkProgram('tmux', tmux, ['-V'], [3, 2], env, 'install tmux 3.2 or newer'),
     ...checkShells(env),
@@ -297,7 +300,8 @@ export const doctor: Command = {
 Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, the shells panes enroll from
 (zsh 5.9, bash 4.4, fish 3.4 or newer: one that is too old is a warning, one that is not
 installed is said and passes; none that can enroll fails), a private registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
-panes answer, and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
+panes answer, why the pane doctor runs in is not enrolled when its bash refused where that
+may not have been seen (ble.sh), and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
 does not fail doctor when bwrap is missing). Exits 0 when all is well, 1 otherwise.
 
 Options:

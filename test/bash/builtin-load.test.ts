@@ -109,7 +109,7 @@ describe("the builtin's load rules", () => {
     await pane.kill();
   });
 
-  it('ble.sh loaded: not enrolled, with the reason, and nothing left', async () => {
+  it('BLE_VERSION set (as ble.sh sets it; a real ble.sh: test/bash/blesh.test.ts): not enrolled, with the reason, and nothing left', async () => {
     // What ble.sh sets once loaded (ble.pp): BLE_VERSION, BLE_ATTACHED (1 once attached), its
     // line in _ble_edit_str and cursor in _ble_edit_ind, and the blehook function.
     const rc = 'BLE_VERSION=0.4.0-devel3+abcdef0 BLE_ATTACHED=1 _ble_edit_str= _ble_edit_ind=0\nblehook() { :; }';

@@ -127,6 +127,8 @@ describe('the exact check in a bash pane (the builtin)', () => {
     // Refused runs draw nothing; runs at an empty line draw their notices.
     refusal(await fx.run('true'));
     await keys('C-u');
+    // (readline takes the key when it reads it: the line is empty once the screen says so.)
+    await fx.pane.waitFor((s) => lastLine(s) === '$');
     for (let i = 0; i < 3; i++) ok(await fx.run('true'));
     await fx.pane.type('echo still');
     // (A run's notice is drawn NOTICE_WAIT_MS after it is due: the last run's end in its start's place.)

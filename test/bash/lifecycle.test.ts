@@ -98,10 +98,15 @@ describe('enrolling a bash pane', () => {
     const pane = await bashPane(server);
     const open = join(server.home, 'open-dir');
     mkdirSync(open, { mode: 0o755 });
-    expect(await pane.runWithStatus(`TMUX_RUN_DIR=${open} ${BASH_SOURCE}`)).toEqual({
-      status: 1,
-      output: `tmux-run: not enrolled: ${open} is open to other users (mode 755); run: chmod 700 '${open}'`,
-    });
+    // bash cannot read a mode without a fork: the helper checks it and refuses, said at a prompt after.
+    expect(await pane.runWithStatus(`TMUX_RUN_DIR=${open} ${BASH_SOURCE}`)).toEqual({ status: 0, output: '' });
+    let said = '';
+    await waitUntil(
+      async () => /open to other/.test((said += await pane.run('true'))),
+      10_000,
+      'the refusal at a prompt',
+    );
+    expect(said).toBe(`tmux-run: not enrolled: ${open} is open to other users (mode 755); run: chmod 700 '${open}'`);
     expect(await pane.runWithStatus(`TMUX_RUN_NODE=/nonexistent/node ${BASH_SOURCE}`)).toMatchObject({ status: 1 });
     expect(filesIn(open)).toEqual([]);
     expect(filesIn(server.registryDir)).toEqual([]);

@@ -1,6 +1,6 @@
 // The set-ups people run in bash keep working while the pane is enrolled, and the handler's
-// commands are never taken for theirs: bash-preexec itself (test/bash/fixtures, MIT, its licence
-// beside it), a bash-preexec-like DEBUG trap and PROMPT_COMMAND hook,
+// commands are never taken for theirs: bash-preexec itself, 0.5.0, 0.6.0 and master
+// (test/bash/fixtures, MIT, each with its licence beside it), a bash-preexec-like DEBUG trap and PROMPT_COMMAND hook,
 // `set -o vi`, a WINCH trap of the person's, PROMPT_COMMAND as an array, `set -u -o pipefail`.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -52,28 +52,49 @@ describe('set-ups people run in bash', () => {
     expect(lines(log)).toEqual(['preexec echo typed-one', 'preexec echo typed-two']);
   });
 
-  for (const order of ['before', 'after'] as const) {
-    it(`bash-preexec 0.5.0 (the real file) sourced ${order} tmux-run: every typed command reaches preexec_functions, the first included, never a run`, async () => {
-      const log = join(file.server.home, `bp-${order}.log`);
-      const bp = [
-        `source ${join(FIXTURES, 'bash-preexec-0.5.0.sh')}`,
-        `__bp_log() { printf 'preexec %s\\n' "$1" >> ${log}; }`,
-        'preexec_functions+=(__bp_log)',
-      ];
-      const tr = `source ${BASH_SNIPPET}`;
-      const pane = await bashPane(file.server, { rc: (order === 'before' ? [...bp, tr] : [tr, ...bp]).join('\n') });
-      const listing = await waitListed(pane, await pane.shellPid());
-      expect(listing.editor_check).toBe('exact');
-      const run = async (script: string) => checkRunResult((await callRun(file.mcp.client, listing, script)).result);
-      // Runs at the new pane's first prompt, before anything is typed, then between commands.
-      for (let i = 0; i < 2; i++) ok(await run('echo from-a-run'));
-      await pane.run('echo typed-first');
-      for (let i = 0; i < 3; i++) ok(await run('echo from-a-run'));
-      await pane.run('echo typed-second');
-      await pane.run('echo typed-third');
-      expect(lines(log)).toEqual(['preexec echo typed-first', 'preexec echo typed-second', 'preexec echo typed-third']);
-    });
-  }
+  // bash-preexec as people install it: 0.5.0, 0.6.0 and master (66e913c, what its README's curl
+  // line fetches: PS0 and function substitution in bash 5.3, `__bp_install "$_"`), each with
+  // `set -o vi` and a WINCH trap of the person's, sourced before and after the snippet.
+  const versions = ['0.5.0', '0.6.0', 'master-66e913c'];
+  for (const version of versions)
+    for (const order of ['before', 'after'] as const) {
+      it(`bash-preexec ${version} (the real file) sourced ${order} tmux-run, set -o vi, a WINCH trap: every typed command reaches preexec_functions and precmd_functions once, the first included, never a run`, async () => {
+        const log = join(file.server.home, `bp-${version}-${order}.log`);
+        const bp = [
+          'set -o vi',
+          "trap '__winch_seen=1' WINCH",
+          `source ${join(FIXTURES, `bash-preexec-${version}.sh`)}`,
+          `__bp_log() { printf 'preexec %s\\n' "$1" >> ${log}; }`,
+          `__bp_log_precmd() { printf 'precmd\\n' >> ${log}; }`,
+          'preexec_functions+=(__bp_log)',
+          'precmd_functions+=(__bp_log_precmd)',
+        ];
+        const tr = `source ${BASH_SNIPPET}`;
+        const pane = await bashPane(file.server, { rc: (order === 'before' ? [...bp, tr] : [tr, ...bp]).join('\n') });
+        const listing = await waitListed(pane, await pane.shellPid());
+        expect(listing.editor_check).toBe('exact');
+        const run = async (script: string) => checkRunResult((await callRun(file.mcp.client, listing, script)).result);
+        // Runs at the new pane's first prompt, before anything is typed, then between commands.
+        for (let i = 0; i < 2; i++) ok(await run('echo from-a-run'));
+        await pane.run('echo typed-first');
+        for (let i = 0; i < 3; i++) ok(await run('echo from-a-run'));
+        await pane.run('echo typed-second');
+        await pane.run('echo typed-third');
+        ok(await run('echo from-a-run'));
+        await pane.run('echo typed-fourth');
+        expect(lines(log)).toEqual([
+          'precmd',
+          'preexec echo typed-first',
+          'precmd',
+          'preexec echo typed-second',
+          'precmd',
+          'preexec echo typed-third',
+          'precmd',
+          'preexec echo typed-fourth',
+          'precmd',
+        ]);
+      });
+    }
 
   it('set -o vi: runs start at an empty line, a typed one is refused in both modes', async () => {
     const { pane, run } = await enrolled({ rc: 'set -o vi' });

@@ -8,6 +8,8 @@ export interface SignalShellTraits {
   asks: boolean;
   /** Its handler knows the line exactly (bash with its builtin): no screen check after a K. */
   exact?: boolean;
+  /** A word after the first R line's two ids (bash: `load`, the builtin passed the helper's checks: load it). */
+  readyWord?: string;
   /** Why the check is the screen's when the shell could have had an exact one (listings, doctor). */
   checkReason?: string;
   /**

@@ -79,7 +79,7 @@ export class SignalShell extends LineShell implements Shell {
   open(): void {}
 
   ready(generation: string, enrollment: string): void {
-    this.status = `R ${generation} ${enrollment}`;
+    this.status = `R ${generation} ${enrollment}${this.traits.readyWord ? ` ${this.traits.readyWord}` : ''}`;
     this.flush(true);
     if (!this.traits.exact) this.probe ??= startProbe(this);
   }

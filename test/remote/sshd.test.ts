@@ -2,6 +2,7 @@
 // socket with `ssh -R` (what tmux-run ssh rides on).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,8 @@ describe.skipIf(skip !== undefined)('the test sshd', () => {
 
   it('forwards a Unix socket with -R to a local listener', async () => {
     const local = mkdtempSync(join(tmpdir(), 'trr-fwd-'));
-    const remoteSock = `/tmp/trr-smoke-${process.pid}.sock`;
+    // A fresh name: OpenSSH cannot bind a path that is there already (a stale one of an earlier run).
+    const remoteSock = `/tmp/trr-smoke-${randomBytes(8).toString('hex')}.sock`;
     const got: string[] = [];
     const server: Server = createServer((c) => c.on('data', (d) => got.push(d.toString())));
     await new Promise<void>((r) => server.listen(join(local, 'l.sock'), () => r()));

@@ -47,11 +47,14 @@ describe.skipIf(skip !== undefined)('the test sshd', () => {
         `${remoteSock}:${join(local, 'l.sock')}`,
         'trr-smoke',
       ],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'ignore', 'pipe'] },
     );
+    const sshErr: string[] = [];
+    ssh.stderr!.on('data', (c: Buffer) => sshErr.push(c.toString()));
     try {
       await waitUntil(
         () => {
+          if (ssh.exitCode !== null) throw new Error(`ssh exited ${ssh.exitCode}: ${sshErr.join('')}`);
           try {
             asUser(sshd.users[0]!, [
               'sh',
@@ -59,7 +62,8 @@ describe.skipIf(skip !== undefined)('the test sshd', () => {
               `printf hello | perl -MIO::Socket::UNIX -e 'my $s=IO::Socket::UNIX->new(Peer=>shift) or exit 1; print $s <STDIN>' ${remoteSock}`,
             ]);
             return got.join('') === 'hello';
-          } catch {
+          } catch (e) {
+            if (ssh.exitCode !== null) throw e;
             return false;
           }
         },

@@ -27,6 +27,7 @@ import { log } from './log/log.js';
 import type { Shell } from './shell/shell.js';
 import { wakeEnrollment, wakeRecord } from './wake.js';
 import { idleSetting, watchIdle } from './dormancy.js';
+import { runFarHelper } from './far-helper.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
 const WATCH_MS = 500;
@@ -234,6 +235,8 @@ function existsQuiet(path: string): boolean {
 
 /** The helper's life, from its arguments to its end (called once, by helper/main.ts). */
 export function runHelper(): void {
+  // At the far end of a `tmux-run ssh` session (the snippet says so): served through the forward.
+  if (process.env.TMUX_RUN_REMOTE) return runFarHelper();
   // The pane's ^C and ^Z and a closing terminal are not for the helper; it ends with its shell
   // instead (a helper started from bash's start-up files shares the shell's process group).
   process.on('SIGINT', () => {});

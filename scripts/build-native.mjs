@@ -1,4 +1,4 @@
-// Builds the helper's four native parts into generated/ and dist/generated/ with the C compiler
+// Builds the helper's native parts into generated/ and dist/generated/ with the C compiler
 // ($CC, else cc), run by `npm run build` after build-validators (which empties generated/):
 // - helper/run/spawn.c, a plain run's spawn without forking the helper, with the files of
 //   spawn.h (the child, its ends, the watch of its exit), into spawn.node (with the Node-API

@@ -1,4 +1,4 @@
-// The helper's four native parts, each a program or library built from C files that live in the
+// The helper's native parts, each a program or library built from C files that live in the
 // room of helper/ they serve (the spawn beside the runner in helper/run/, the walls' waiter and
 // terminal channel in helper/walls/, bash's builtin in helper/shell/bash/); scripts/build-native.mjs
 // builds them, test/bash/builtin-load.test.ts builds the bash builtin of another build from the
@@ -21,6 +21,12 @@ export const NATIVE_PARTS = [
     name: 'fd-channel.node',
     sources: ['walls/fd-channel.c', 'run/small-thread.c'],
     without: 'terminal runs in a sandboxed pane will be refused',
+  },
+  {
+    // Panes on other hosts: the kernel's peer credentials of a forwarded socket (docs/remote.md).
+    name: 'peer-cred.node',
+    sources: ['remote/peer-cred.c'],
+    without: 'remote panes will ask perl for peer credentials',
   },
   {
     name: 'bash-line.so',

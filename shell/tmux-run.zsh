@@ -54,7 +54,8 @@ _tmux_run_enroll() {
     print -ru2 -- "tmux-run: not enrolled: zsh's line editor is off (setopt zle, and use a terminal that is not dumb)"
     return 1
   fi
-  if [[ -z $TMUX || -z $TMUX_PANE ]]; then
+  # At the far end of a `tmux-run ssh` session (shell/remote/tmux-run-remote.zsh), the pane is the local one.
+  if [[ -z $_tmux_run_remote ]] && [[ -z $TMUX || -z $TMUX_PANE ]]; then
     print -ru2 -- "tmux-run: not enrolled: this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     return 1
   fi
@@ -237,6 +238,7 @@ _tmux_run_launch() {
   umask 077
   export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
   (( ${+TMUX_RUN_IDLE} )) && export TMUX_RUN_IDLE
+  [[ -n $_tmux_run_remote ]] && export TMUX_RUN_REMOTE=$_tmux_run_remote
   exec $2 --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- $3 $1 $$ \
     </dev/null >>$1.log 2>&1
 }
@@ -333,6 +335,12 @@ _tmux_run_exited() {
   emulate -L zsh
   local REPLY
   _tmux_run_log_reason $_tmux_run_base.log
+  # At the far end, a login that is not a `tmux-run ssh` session: nothing to enroll, nothing to say.
+  if [[ -n $_tmux_run_remote && $REPLY == 'not a tmux-run ssh session'* ]]; then
+    _tmux_run_untrap_int
+    _tmux_run_teardown
+    return 0
+  fi
   _tmux_run_failed "the helper exited before it was ready: $REPLY"
 }
 

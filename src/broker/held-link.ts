@@ -2,6 +2,7 @@
 // tmux_run_cancel): the request goes out, and the helper's frames become the call's result (the
 // final result, a pending snapshot or a refusal); a link that breaks, or a helper that is gone,
 // becomes helper_lost or helper_unreachable, with what it left running stopped.
+import { localGroup } from '../core/enrollment/remote-listing.js';
 import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import type { Reply, Request } from '../core/protocol/messages.js';
 import type { Transport } from '../core/protocol/transport.js';
@@ -125,7 +126,7 @@ function heldReply(s: Talk, r: Reply): LongResult | undefined {
       s.auth = heldAuthorization(s.rec, s.runId, r.script_digest);
       return undefined;
     case 'started':
-      s.pgid = r.pgid;
+      s.pgid = localGroup(s.rec, r.pgid);
       return undefined;
     case 'pending':
       if (!s.auth) break;

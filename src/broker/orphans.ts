@@ -1,6 +1,7 @@
 // Cleaning up after a helper that died without stopping its runs (SIGKILL): its run journal
 // (src/core/enrollment/run-journal.ts) names each run it had started or was about to start; this stops
 // every such process group that is still ours, audits `helper_lost`, and removes the journal.
+import { remoteProblem } from '../core/enrollment/remote-listing.js';
 import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { AuditLog, auditPath } from '../core/audit/audit-log.js';
@@ -26,6 +27,7 @@ export interface Reaped {
 
 /** The helper of `rec` is running (a zombie, dead but not yet reaped, does not count). */
 export function helperAlive(rec: EnrollmentRecord): boolean {
+  if (rec.remote) return remoteProblem(rec) === undefined; // a far end's: its ssh session here lives
   const st = procStat(rec.helper_pid);
   return st !== undefined && st.state !== 'Z' && st.ppid === rec.shell_pid;
 }

@@ -29,6 +29,7 @@ import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
 import { unresponsiveWhy } from './unresponsive.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
+import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../core/enrollment/remote-listing.js';
 
 /** A listed pane whose helper runs (not dormant): what enrolling one gives. */
 export type AwakeListing = PaneListing & { helper_pid: number };
@@ -61,6 +62,7 @@ export interface PaneListing {
   prompt_refused?: string;
   queued: number;
   enrolled_at: string;
+  host: ListedHost | null; // a pane on another host (tmux-run ssh, src/remote/); null for a local pane
   tmux_socket: string;
   server_generation: string;
   process_generation: string;
@@ -145,6 +147,7 @@ const consistent = new WeakSet<EnrollmentRecord>();
  * pane's, whose pid names nothing or a stranger and is not looked at), or `read` to read it here.
  */
 export function recordProblem(rec: EnrollmentRecord, helper: ProcStat | undefined | 'read'): string | undefined {
+  if (rec.remote) return remoteProblem(rec); // its shell and helper are the far end's: its local half
   if (helper === 'read') helper = procStat(rec.helper_pid);
   if (!consistent.has(rec)) {
     if (paneGeneration(rec) !== rec.generation)
@@ -251,6 +254,7 @@ function isLive(
   shell: ProcStat | undefined,
   helper: ProcStat | undefined,
 ): boolean {
+  if (rec.remote) return remoteAnswers(rec, pong, pane); // the far end answered for its shell and helper
   const dormant = pong.state === 'dormant';
   return (
     pong.generation === rec.generation &&
@@ -283,6 +287,7 @@ function paneListing(rec: EnrollmentRecord, pong: Listed, pane: TmuxPane): PaneL
     ...(pong.helper_problem ? { helper_problem: pong.helper_problem } : {}),
     queued: pong.queued,
     enrolled_at: rec.enrolled_at,
+    host: listedHost(rec),
     tmux_socket: rec.tmux_socket,
     server_generation: rec.server_generation,
     process_generation: rec.process_generation,

@@ -3,6 +3,7 @@
 // enforced if the helper does not confirm it), a link that breaks becomes helper_lost with the
 // run's process group stopped. Also what the held runs' conversations (held-link.ts) share with
 // it: what a final reply stands for, progress forwarding, an unexpected frame, a lost helper.
+import { localGroup } from '../core/enrollment/remote-listing.js';
 import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import type { Reply, Request } from '../core/protocol/messages.js';
 import type { Transport } from '../core/protocol/transport.js';
@@ -152,7 +153,7 @@ class RunExchange {
     if (forwardProgress(r, ctx)) return;
     switch (r.type) {
       case 'started':
-        this.pgid = r.pgid;
+        this.pgid = localGroup(this.call.rec, r.pgid);
         return;
       case 'done':
       case 'error': {

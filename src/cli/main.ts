@@ -16,8 +16,30 @@ import { stop } from './stop.js';
 import { attach } from './attach.js';
 import { watch } from './watch.js';
 import type { Command } from './command.js';
+import { ssh } from './ssh.js';
+import { sshCommand } from '../remote/ssh-command.js';
+import { HELP as REMOTE_SETUP_HELP, setupRemote } from '../remote/setup-remote.js';
 
-export const COMMANDS: readonly Command[] = [panes, runs, watch, stop, attach, revoke, snippet, log, doctor, setup];
+export const COMMANDS: readonly Command[] = [
+  panes,
+  runs,
+  watch,
+  stop,
+  attach,
+  revoke,
+  snippet,
+  log,
+  doctor,
+  setup,
+  ssh,
+];
+
+/** Commands whose arguments are ssh's (src/remote/): taken as they are, not parsed here. */
+const raw = (
+  name: string,
+  rest: readonly string[],
+): ((argv: readonly string[], io: Io) => Promise<number>) | undefined =>
+  name === 'ssh' ? sshCommand : name === 'setup' && rest.includes('--remote') ? setupRemote : undefined;
 
 export function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -60,11 +82,13 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.err(`tmux-run: unknown command '${escapeControls(name)}'\n${usage()}`);
     return 2;
   }
+  const rawRun = raw(name, rest);
   if (wantsHelp(rest)) {
-    io.out(cmd.help);
+    io.out(rawRun === setupRemote ? REMOTE_SETUP_HELP : cmd.help);
     return 0;
   }
   try {
+    if (rawRun) return await rawRun(rest, io);
     return await cmd.run(parseArgs(cmd.name, cmd.spec, rest), io);
   } catch (e) {
     if (e instanceof UsageError) {

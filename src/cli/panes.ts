@@ -55,7 +55,8 @@ Options:
         p.generation,
         p.session,
         `${p.window}:${p.window_name}`,
-        p.shell,
+        // A pane on another host: its shell there (its SHELL PID is that host's).
+        p.host ? `${p.shell}@${p.host.name}` : p.shell,
         { text: p.queued > 0 ? `${p.state} (+${p.queued} queued)` : p.state, color: STATE_COLOR[p.state] },
         p.mode === 'unknown' ? '?' : p.mode,
         p.sandbox === 'unknown' ? '?' : p.sandbox,

@@ -270,7 +270,7 @@ export function renderPanes(panes: PaneListing[], outdated: ReadonlySet<string> 
   return panes
     .map((p) =>
       escapeControls(
-        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}${p.helper_problem ? ` (${p.helper_problem}; calls are refused helper_unreachable until it answers)` : ''}`,
+        `${p.pane_id} generation ${p.generation} session ${JSON.stringify(p.session)} window ${p.window} state ${p.state} shell ${p.shell}${p.host ? ` host ${JSON.stringify(p.host.destination)} (${JSON.stringify(p.host.name)})` : ''} check ${p.editor_check}${p.editor_check_reason !== null ? ` (${JSON.stringify(p.editor_check_reason)})` : ''} mode ${p.mode} sandbox ${p.sandbox} queued ${p.queued} cwd ${JSON.stringify(p.cwd)}${outdated.has(p.generation) ? ' (its helper is of another build of tmux-run: runs are refused helper_outdated until the person enrolls the pane again)' : ''}${p.helper_problem ? ` (${p.helper_problem}; calls are refused helper_unreachable until it answers)` : ''}`,
       ),
     )
     .join('\n');

@@ -39,6 +39,7 @@ const FIELDS = [
   'editor_check_reason',
   'queued',
   'enrolled_at',
+  'host',
   'tmux_socket',
   'server_generation',
   'process_generation',

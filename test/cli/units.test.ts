@@ -171,6 +171,7 @@ describe('revoke: choosing the enrollment', () => {
     editor_check_reason: null,
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
+    host: null,
     tmux_socket: socket,
     server_generation: 'x',
     process_generation: 'p'.repeat(32),

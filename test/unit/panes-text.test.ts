@@ -22,6 +22,7 @@ const base: PaneListing = {
   editor_check_reason: null,
   queued: 0,
   enrolled_at: '2026-12-01T09:00:00.000Z',
+  host: null,
   tmux_socket: '/tmp/tmux-1000/default',
   server_generation: '1.2.abc',
   process_generation: 'd'.repeat(32),

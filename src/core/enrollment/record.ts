@@ -2,6 +2,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordPath } from './layout.js';
+import { isRemoteBinding, type RemoteBinding } from './remote-binding.js';
 
 /** The shells a pane can be enrolled from (the record's `shell`; helper/shell-for.ts picks the module). */
 export const SHELL_NAMES = ['zsh', 'bash', 'fish'] as const;
@@ -39,6 +40,8 @@ export interface EnrollmentRecord {
   editor_check?: EditorCheck;
   /** Why the check is `screen` where an exact one was possible (bash without its builtin). */
   editor_check_reason?: string;
+  /** A pane on another host (src/core/enrollment/remote-binding.ts): its shell and helper pids are the far end's. */
+  remote?: RemoteBinding;
 }
 
 /** A record's shell and check, with the defaults of records written before they were recorded. */
@@ -142,7 +145,8 @@ function isRecord(r: unknown): r is EnrollmentRecord {
     (x.build === undefined || (typeof x.build === 'string' && /^[a-f0-9]{1,64}$/.test(x.build))) &&
     (x.shell === undefined || (SHELL_NAMES as readonly unknown[]).includes(x.shell)) &&
     (x.editor_check === undefined || (EDITOR_CHECKS as readonly unknown[]).includes(x.editor_check)) &&
-    (x.editor_check_reason === undefined || typeof x.editor_check_reason === 'string')
+    (x.editor_check_reason === undefined || typeof x.editor_check_reason === 'string') &&
+    (x.remote === undefined || isRemoteBinding(x.remote))
   );
 }
 

@@ -1,0 +1,76 @@
+// The messages of a remote pane's link, between the far end's helper and the local relay of
+// `tmux-run ssh` (docs/remote.md), framed as the broker's are (src/core/protocol/framing.ts). The far
+// end's first connection through the forward is the control link: `hello` (who it is), the
+// relay's `welcome` (the enrollment record, secret included) or `refused` (why not), the far
+// end's `ready` (its service is up: the pane is published), and `want` (open one more data
+// connection). Every other connection starts with `data` and its key, then carries the
+// broker-helper protocol unchanged, end to end.
+import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
+
+export const LINK_VERSION = 1;
+
+export interface Hello {
+  type: 'hello';
+  version: number;
+  build: string;
+  hostname: string;
+  boot: string;
+  shell: ShellName;
+  editor_check: EditorCheck;
+  editor_check_reason?: string;
+  shell_pid: number;
+  shell_start: string;
+  helper_pid: number;
+}
+
+export type FarMessage = Hello | { type: 'ready' } | { type: 'data'; key: string };
+export type RelayMessage =
+  { type: 'welcome'; record: EnrollmentRecord; key: string } | { type: 'refused'; message: string } | { type: 'want' };
+
+const str = (x: unknown, max = 256): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
+const pid = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) > 1;
+
+/** A far end's message, or undefined when it is not one. */
+export function checkFar(raw: unknown): FarMessage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const m = raw as Record<string, unknown>;
+  switch (m.type) {
+    case 'ready':
+      return { type: 'ready' };
+    case 'data':
+      return str(m.key, 64) ? { type: 'data', key: m.key } : undefined;
+    case 'hello':
+      return typeof m.version === 'number' &&
+        str(m.build, 64) &&
+        str(m.hostname) &&
+        str(m.boot, 64) &&
+        (SHELL_NAMES as readonly unknown[]).includes(m.shell) &&
+        (EDITOR_CHECKS as readonly unknown[]).includes(m.editor_check) &&
+        (m.editor_check_reason === undefined || str(m.editor_check_reason, 1024)) &&
+        pid(m.shell_pid) &&
+        str(m.shell_start, 32) &&
+        pid(m.helper_pid)
+        ? (m as unknown as Hello)
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** A relay's message, or undefined when it is not one (the record is checked by its reader's rules). */
+export function checkRelay(raw: unknown): RelayMessage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const m = raw as Record<string, unknown>;
+  switch (m.type) {
+    case 'want':
+      return { type: 'want' };
+    case 'refused':
+      return str(m.message, 4096) ? { type: 'refused', message: m.message } : undefined;
+    case 'welcome':
+      return typeof m.record === 'object' && m.record !== null && str(m.key, 64)
+        ? { type: 'welcome', record: m.record as EnrollmentRecord, key: m.key }
+        : undefined;
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,55 @@
+// What the remote suites share: a test sshd with one remote user of a given login shell, set up
+// with `tmux-run setup --remote` from the harness server's home, and the line the person types.
+import { execFile } from 'node:child_process';
+import { chownSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
+import { CLI_BIN, productEnv } from '../../lab/product.js';
+import { listedPanes } from '../../lab/mcp.js';
+import type { Scope } from '../../lab/scope.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+import type { McpHandle } from '../../lab/mcp.js';
+import { startSshd, type RemoteUser, type Sshd } from './sshd.js';
+
+const run = promisify(execFile);
+
+export interface Remote {
+  readonly sshd: Sshd;
+  readonly user: RemoteUser;
+  /** `tmux-run ARGS` with the harness's environment. */
+  cli(args: string[]): Promise<{ stdout: string; stderr: string }>;
+  /** What the person types in a local pane to reach the far end. */
+  sshLine(): string;
+}
+
+/** A far end for the file: sshd, the user (its start-up file holding `rc`), set up once. */
+export function useRemote(scope: Scope, name: string, shell: string, rc: { file: string; text: string }): Remote {
+  let sshd: Sshd | undefined;
+  const remote: Remote = {
+    get sshd() {
+      return sshd!;
+    },
+    get user() {
+      return sshd!.users[0]!;
+    },
+    cli: (args) => run(process.execPath, [CLI_BIN, ...args], { env: productEnv(scope.server), encoding: 'utf8' }),
+    sshLine: () => `${process.execPath} ${CLI_BIN} ssh -F ${sshd!.clientConfig} ${name}`,
+  };
+  beforeAll(async () => {
+    sshd = await startSshd({ users: [{ name, shell }], acceptEnv: 'fedora' });
+    const u = sshd.users[0]!;
+    const file = join(u.home, rc.file);
+    writeFileSync(file, rc.text);
+    chownSync(file, u.uid, u.uid);
+  });
+  afterAll(async () => {
+    await sshd?.close();
+  });
+  return remote;
+}
+
+/** The listed panes that are on another host. */
+export async function remoteListings(mcp: McpHandle): Promise<PaneListing[]> {
+  return (await listedPanes(mcp.client)).filter((p) => p.host !== null);
+}

@@ -19,7 +19,14 @@ import { BUILD_ID } from '../src/core/protocol/build.js';
 import { encodeFrame } from '../src/core/protocol/framing.js';
 import { socketTransport, type Transport } from '../src/core/protocol/transport.js';
 import { MAX_REQUEST_FRAME } from '../src/core/protocol/limits.js';
-import { checkRelay, LINK_VERSION, type FarMessage, type Hello } from '../src/core/enrollment/remote-link.js';
+import {
+  checkRelay,
+  LINK_VERSION,
+  onThisClock,
+  type FarMessage,
+  type Hello,
+} from '../src/core/enrollment/remote-link.js';
+import { monotonicMs } from '../src/core/protocol/trace.js';
 import { HelperService } from './service.js';
 import { EnrollError, endings, openShell, parseArgs, type Args, type Ending } from './start.js';
 import type { Shell } from './shell/shell.js';
@@ -74,7 +81,18 @@ async function main(): Promise<void> {
   const record = welcome.record;
   if (record.shell_pid !== args.shellPid || record.helper_pid !== process.pid || record.build !== BUILD_ID)
     ending.fail('the local side sent a record for another shell, helper or build');
-  serve({ args, shell, ending, control, record, key: welcome.key, path: found.path, sshdPid: shellStat.ppid, dir });
+  serve({
+    args,
+    shell,
+    ending,
+    control,
+    record,
+    key: welcome.key,
+    clockOffsetMs: welcome.clockOffsetMs,
+    path: found.path,
+    sshdPid: shellStat.ppid,
+    dir,
+  });
 }
 
 function readHostname(): string {
@@ -86,7 +104,10 @@ function readHostname(): string {
 }
 
 /** The relay's answer to the hello: the welcome, or the reason it refused (said in the pane). */
-function welcomed(control: Transport, ending: Ending): Promise<{ record: EnrollmentRecord; key: string }> {
+function welcomed(
+  control: Transport,
+  ending: Ending,
+): Promise<{ record: EnrollmentRecord; key: string; clockOffsetMs: number }> {
   return new Promise((resolve) => {
     const timer = setTimeout(
       () => ending.fail(`the local side did not answer within ${WELCOME_MS / 1000} s`),
@@ -99,7 +120,7 @@ function welcomed(control: Transport, ending: Ending): Promise<{ record: Enrollm
     control.onmessage = (raw) => {
       clearTimeout(timer);
       const m = checkRelay(raw);
-      if (m?.type === 'welcome') resolve({ record: m.record, key: m.key });
+      if (m?.type === 'welcome') resolve({ record: m.record, key: m.key, clockOffsetMs: monotonicMs() - m.now });
       else
         ending.fail(
           m?.type === 'refused' ? m.message : 'the local side answered in a way this helper does not understand',
@@ -115,6 +136,8 @@ interface Serving {
   control: Transport;
   record: EnrollmentRecord;
   key: string;
+  /** This host's CLOCK_MONOTONIC minus the local side's (onThisClock). */
+  clockOffsetMs: number;
   path: string;
   sshdPid: number;
   dir: string;
@@ -142,7 +165,7 @@ async function openDataLink(cx: Serving, service: HelperService, links: Set<Sock
   links.add(s);
   s.once('close', () => links.delete(s));
   s.write(encodeFrame({ type: 'data', key: cx.key } satisfies FarMessage));
-  service.attach(socketTransport(s, MAX_REQUEST_FRAME));
+  service.attach(onThisClock(socketTransport(s, MAX_REQUEST_FRAME), cx.clockOffsetMs));
 }
 
 /** Enrolled: the service over data connections the relay asks for, until the session or the shell ends. */

@@ -21,6 +21,7 @@ import { peerCred } from '../core/os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
 import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
+import { monotonicMs } from '../core/protocol/trace.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;
@@ -154,7 +155,7 @@ export class Relay {
       if (m?.type === 'ready') void this.publish(served);
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');
-    control.send({ type: 'welcome', record, key } satisfies RelayMessage);
+    control.send({ type: 'welcome', record, key, now: monotonicMs() } satisfies RelayMessage);
   }
 
   /** The enrollment record for the far end's shell in this pane, through this ssh client. */

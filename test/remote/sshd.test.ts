@@ -50,7 +50,7 @@ describe.skipIf(skip !== undefined)('the test sshd', () => {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     const sshErr: string[] = [];
-    ssh.stderr!.on('data', (c: Buffer) => sshErr.push(c.toString()));
+    ssh.stderr.on('data', (c: Buffer) => sshErr.push(c.toString()));
     try {
       await waitUntil(
         () => {

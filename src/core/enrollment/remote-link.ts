@@ -1,13 +1,37 @@
 // The messages of a remote pane's link, between the far end's helper and the local relay of
 // `tmux-run ssh` (docs/remote.md), framed as the broker's are (src/core/protocol/framing.ts). The far
 // end's first connection through the forward is the control link: `hello` (who it is), the
-// relay's `welcome` (the enrollment record, secret included) or `refused` (why not), the far
+// relay's `welcome` (the enrollment record, secret included, and the relay's CLOCK_MONOTONIC) or `refused` (why not), the far
 // end's `ready` (its service is up: the pane is published), and `want` (open one more data
 // connection). Every other connection starts with `data` and its key, then carries the
 // broker-helper protocol unchanged, end to end.
+import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
 
 export const LINK_VERSION = 1;
+
+/**
+ * A data link's transport with each request's take-by time (`take_by`, on the local side's
+ * CLOCK_MONOTONIC: src/core/protocol/limits.ts HELPER_TAKE_MS) moved onto this host's clock, which
+ * counts from another boot. `offsetMs` is this host's clock minus the local one, taken when the
+ * welcome arrived: the link's one-way delay (well under a millisecond over a live session) only
+ * makes the deadline that much earlier here.
+ */
+export function onThisClock(t: Transport, offsetMs: number): Transport {
+  const moved: Transport = {
+    send: (m) => t.send(m),
+    close: () => t.close(),
+    ...(t.hold ? { hold: (k: boolean) => t.hold?.(k) } : {}),
+    ...(t.backlog ? { backlog: () => t.backlog?.() ?? 0 } : {}),
+  };
+  t.onmessage = (m) => {
+    const r = m as { take_by?: unknown } | null;
+    if (r !== null && typeof r === 'object' && typeof r.take_by === 'number') r.take_by += offsetMs;
+    moved.onmessage?.(m);
+  };
+  t.onclose = (e) => moved.onclose?.(e);
+  return moved;
+}
 
 export interface Hello {
   type: 'hello';
@@ -25,7 +49,9 @@ export interface Hello {
 
 export type FarMessage = Hello | { type: 'ready' } | { type: 'data'; key: string };
 export type RelayMessage =
-  { type: 'welcome'; record: EnrollmentRecord; key: string } | { type: 'refused'; message: string } | { type: 'want' };
+  | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
+  | { type: 'refused'; message: string }
+  | { type: 'want' };
 
 const str = (x: unknown, max = 256): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
 const pid = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) > 1;
@@ -67,8 +93,8 @@ export function checkRelay(raw: unknown): RelayMessage | undefined {
     case 'refused':
       return str(m.message, 4096) ? { type: 'refused', message: m.message } : undefined;
     case 'welcome':
-      return typeof m.record === 'object' && m.record !== null && str(m.key, 64)
-        ? { type: 'welcome', record: m.record as EnrollmentRecord, key: m.key }
+      return typeof m.record === 'object' && m.record !== null && str(m.key, 64) && Number.isFinite(m.now)
+        ? { type: 'welcome', record: m.record as EnrollmentRecord, key: m.key, now: m.now as number }
         : undefined;
     default:
       return undefined;

@@ -10,7 +10,7 @@ import { HELPER_TAKE_GRACE_MS, HELPER_TAKE_MS } from '../core/protocol/limits.js
 import { monotonicMs } from '../core/protocol/trace.js';
 import { procStat } from '../core/os/proc.js';
 import { ping } from './helper-client.js';
-import { noteAnswered, noteSilent, silenceWhy, stoppedWhy } from './unresponsive.js';
+import { helperPresent, noteAnswered, noteSilent, silenceWhy, stoppedWhy } from './unresponsive.js';
 
 /** The take-by time of a request sent now (CLOCK_MONOTONIC ms, as the helper reads it). */
 export const takeBy = (): number => monotonicMs() + HELPER_TAKE_MS;
@@ -75,9 +75,10 @@ export class HelperWatch {
 
   private async check(): Promise<void> {
     if (this.stopped) return;
-    const st = procStat(this.rec.helper_pid);
-    // Dead (or not this shell's): the link breaks, and the call's own loss path says so.
-    if (!st || 'ZX'.includes(st.state) || st.ppid !== this.rec.shell_pid) return this.arm(HELPER_TAKE_MS);
+    // Dead (or not this shell's; a far end's session over): the link breaks, and the call's own loss
+    // path says so. A far end's helper is not on this host: only a ping tells (its pid names nothing here).
+    if (!helperPresent(this.rec)) return this.arm(HELPER_TAKE_MS);
+    const st = this.rec.remote ? undefined : procStat(this.rec.helper_pid);
     if (!this.taken) return this.silent('untaken');
     if (!stoppedWhy(this.rec.helper_pid, st) && (await ping(this.socket, HELPER_TAKE_MS)) !== undefined) {
       if (this.stopped) return;

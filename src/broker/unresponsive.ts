@@ -7,15 +7,24 @@ import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import { HELPER_TAKE_MS } from '../core/protocol/limits.js';
 import { procStat, type ProcStat } from '../core/os/proc.js';
 import { askOver, connectHelper } from './helper-client.js';
+import { remoteProblem } from '../core/enrollment/remote-listing.js';
 
 /** Helpers found silent, by enrollment: the helper process and since when. */
 const noted = new Map<string, { pid: number; since: number; probing: boolean }>();
 
-/** The helper process of `rec` as /proc has it now (undefined when it is not that shell's child, or dead). */
+/**
+ * The helper process of `rec` as /proc has it now (undefined when it is not that shell's child, or
+ * dead; always for a far end's helper, whose pid names nothing on this host).
+ */
 const helperOf = (rec: EnrollmentRecord): ProcStat | undefined => {
+  if (rec.remote) return undefined;
   const st = procStat(rec.helper_pid);
   return st && st.ppid === rec.shell_pid && !'ZX'.includes(st.state) ? st : undefined;
 };
+
+/** Whether the helper of `rec` is still there to wait on: its process here, or for a far end's, its ssh session. */
+export const helperPresent = (rec: EnrollmentRecord): boolean =>
+  rec.remote ? remoteProblem(rec) === undefined : helperOf(rec) !== undefined;
 
 /** Why a helper (its /proc stat as read) answers nothing when its process is stopped; undefined otherwise. */
 export const stoppedWhy = (pid: number, st: ProcStat | undefined, who = 'its helper'): string | undefined =>
@@ -29,6 +38,8 @@ export function silenceWhy(
   st: ProcStat | undefined = helperOf(rec),
   who = 'its process',
 ): string {
+  if (rec.remote)
+    return `the far end's helper (pid ${rec.helper_pid} on ${rec.remote.hostname}) did not answer within ${HELPER_TAKE_MS / 1000} s through the ssh session (a stalled link, or a hung or busy far end)`;
   return (
     stoppedWhy(rec.helper_pid, st, who) ??
     `${who} (pid ${rec.helper_pid}) is alive but did not answer within ${HELPER_TAKE_MS / 1000} s (hung, or starved of CPU)`
@@ -55,7 +66,7 @@ export function noteAnswered(rec: EnrollmentRecord): void {
 
 /** The helper of `rec`, at `socket`, did not answer in time: noted, and pinged until it does (or is gone). */
 export function noteSilent(rec: EnrollmentRecord, socket: string): void {
-  if (!helperOf(rec)) return;
+  if (!helperPresent(rec)) return;
   const key = rec.enrollment_generation;
   const n = noted.get(key);
   if (n?.pid === rec.helper_pid) return;
@@ -64,7 +75,7 @@ export function noteSilent(rec: EnrollmentRecord, socket: string): void {
   const probe = (): void => {
     const timer = setTimeout(() => {
       if (noted.get(key) !== entry) return;
-      if (!helperOf(rec)) return void noted.delete(key);
+      if (!helperPresent(rec)) return void noted.delete(key);
       void answers(socket).then((ok) => {
         if (noted.get(key) !== entry) return;
         if (ok) noted.delete(key);

@@ -29,7 +29,7 @@ export class HelperService {
 
   /** Serves one connection: every request gets exactly one final reply. */
   attach(t: Transport): void {
-    this.queue.waiters.open(t);
+    this.queue.open(t);
     t.onmessage = (raw) => {
       const received = monotonicMs();
       const checked = checkRequest(raw);

@@ -5,7 +5,7 @@
 import type { Transport } from '../../src/core/protocol/transport.js';
 import type { Reply, Request } from '../../src/core/protocol/messages.js';
 import type { HeldOp } from '../../src/core/protocol/token.js';
-import type { ServiceDeps } from './service-deps.js';
+import type { Enrollment, ServiceDeps } from './service-deps.js';
 import { HELD_FOR_MS, HELD_MAX_FINISHED, type HeldRuns } from './held-runs.js';
 import { checkHeld, lateRefusal } from './authorize.js';
 import { monotonicMs } from '../../src/core/protocol/trace.js';
@@ -14,9 +14,6 @@ import { chunkWindow } from '../output/stream-window.js';
 import type { RunQueue } from './run-queue.js';
 
 const HELD_MINUTES = HELD_FOR_MS / 60_000;
-
-/** Who may ask: the enrollment and its secret. */
-export type Enrollment = Pick<ServiceDeps, 'record' | 'secret'>;
 
 /**
  * Checks a request about held runs, as it is read (`takeBy`: its take-by time, when it has one: a

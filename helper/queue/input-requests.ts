@@ -4,7 +4,8 @@
 // authorized on its own like a wait (authorize.ts); a refused input takes nothing of the call.
 import type { Transport } from '../../src/core/protocol/transport.js';
 import type { LiveState, Reply, Request } from '../../src/core/protocol/messages.js';
-import { authorized, unknownRun, type Enrollment } from './held-requests.js';
+import { authorized, unknownRun } from './held-requests.js';
+import type { Enrollment } from './service-deps.js';
 import type { HeldRuns } from './held-runs.js';
 import { err, type Job } from './job.js';
 

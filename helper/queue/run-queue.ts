@@ -32,12 +32,12 @@ export class RunQueue implements Turns {
   /** Background runs that gave up the queue once spawned, until they end. */
   private readonly background = new BackgroundRuns<Job>();
   private readonly dispatch: Dispatch;
-  /** The service has ended (shell exited or enrollment revoked): nothing more is admitted or started. */
-  ended = false;
+  private shutDown = false;
   /** Run ids already used: each is accepted once. */
   readonly used = new UsedRunIds();
   /** Runs started with tmux_run_start, kept for wait, output and list. */
   readonly held = new HeldRuns<Job>();
+  /** Who waits for each job, on which link. */
   readonly waiters = new Waiters();
   /** The person's live view (tmux-run watch): every watcher of this pane. */
   readonly watch: WatchFeed;
@@ -49,6 +49,11 @@ export class RunQueue implements Turns {
   ) {
     this.watch = new WatchFeed(d.record.pane_id);
     this.dispatch = new Dispatch(d, this);
+  }
+
+  /** The service has ended (shell exited or enrollment revoked): nothing more is admitted or started. */
+  get ended(): boolean {
+    return this.shutDown;
   }
 
   /** Every job this helper knows: held ones, the current one, background ones, queued ones. */
@@ -102,6 +107,11 @@ export class RunQueue implements Turns {
     );
     void this.pump();
     this.publish();
+  }
+
+  /** A link opened: its waiters are kept, so that its closing lets go of them. */
+  open(t: Transport): void {
+    this.waiters.open(t);
   }
 
   /** A link closed: its runs stop, queued ones never start; a held run is nobody's, its waiters just stop waiting. */
@@ -187,7 +197,7 @@ export class RunQueue implements Turns {
 
   /** Ends the queue: waiting jobs are refused with shell_exited, running ones are stopped and reported. */
   shutdown(reason: string, why: 'shell_exited' | 'revoked'): void {
-    this.ended = true;
+    this.shutDown = true;
     for (const job of this.waiting.splice(0)) {
       this.endUnran(job, 'shell_exited', STOP_DETAIL[why], `${reason} before the queued run started`);
     }

@@ -23,3 +23,6 @@ export interface ServiceDeps {
   /** Told the pane's run state whenever it may have changed (helper/status.ts publishes it). */
   status?: (s: Pick<PaneStatus, 'run' | 'queued' | 'admitted'>) => void;
 }
+
+/** Who may ask: the enrollment and its secret, that every request is checked against (authorize.ts). */
+export type Enrollment = Pick<ServiceDeps, 'record' | 'secret'>;

@@ -4,7 +4,7 @@ import type { Transport } from '../../src/core/protocol/transport.js';
 import type { Request } from '../../src/core/protocol/messages.js';
 import { checkHeld } from './authorize.js';
 import { err } from './job.js';
-import type { Enrollment } from './held-requests.js';
+import type { Enrollment } from './service-deps.js';
 import type { RunQueue } from './run-queue.js';
 
 /** Serves one watch request: a refusal closes the link; otherwise the link is fed until it closes. */

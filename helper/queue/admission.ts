@@ -4,13 +4,10 @@
 import type { Transport } from '../../src/core/protocol/transport.js';
 import type { Request } from '../../src/core/protocol/messages.js';
 import type { ErrorCode } from '../../src/core/protocol/errors.js';
-import type { AuditLog } from '../../src/core/audit/audit-log.js';
-import type { EnrollmentRecord } from '../../src/core/enrollment/record.js';
-import type { RunJournal } from '../../src/core/enrollment/run-journal.js';
 import { monotonicMs } from '../../src/core/protocol/trace.js';
-import { checkRun, lateRefusal, type UsedRunIds } from './authorize.js';
-import type { WatchFeed } from '../watch/feed.js';
-import type { HeldRuns } from './held-runs.js';
+import { checkRun, lateRefusal } from './authorize.js';
+import type { ServiceDeps } from './service-deps.js';
+import type { RunQueue } from './run-queue.js';
 import { runMode } from './background.js';
 import { clientEntry, err, type Job } from './job.js';
 import { InputFeed } from '../run/input-feed.js';
@@ -30,31 +27,18 @@ function inputOf(req: Extract<Request, { type: 'run' | 'start' }>): Pick<Job, 'i
     : { input };
 }
 
-export interface AdmissionContext {
-  record: EnrollmentRecord;
-  secret: Buffer;
-  audit: AuditLog;
-  journal: Pick<RunJournal, 'tryNote'>;
-  log: (message: string) => void;
-  alive: () => boolean;
-  /** The service has ended (shell exited or enrollment revoked). */
-  ended: () => boolean;
-  used: UsedRunIds;
-  held: HeldRuns<Job>;
-  watch: Pick<WatchFeed, 'refused' | 'input'>;
-}
-
 /** The job for an admitted request, or undefined once a refusal has been sent. */
 export function admit(
   req: Extract<Request, { type: 'run' | 'start' }>,
   t: Transport,
   received: number,
-  cx: AdmissionContext,
+  d: Pick<ServiceDeps, 'record' | 'secret' | 'audit' | 'journal' | 'log' | 'alive'>,
+  queue: RunQueue,
 ): Job | undefined {
   const b = req.binding;
-  const rec = cx.record;
+  const rec = d.record;
   const refuse = (code: ErrorCode, message: string): undefined => {
-    cx.audit.tryAppend({
+    d.audit.tryAppend({
       event: 'refused',
       run_id: b.run_id,
       pane_id: rec.pane_id,
@@ -63,15 +47,15 @@ export function admit(
       outcome: code,
     });
     t.send(err(code, message, b.run_id));
-    cx.watch.refused(b, req.client, code, message);
+    queue.watch.refused(b, req.client, code, message);
     return undefined;
   };
-  if (cx.ended()) return refuse('shell_exited', 'the enrolled shell has exited');
+  if (queue.ended) return refuse('shell_exited', 'the enrolled shell has exited');
   const now = Date.now();
-  const refusal = lateRefusal(req.take_by, received) ?? checkRun(req, rec, cx.secret, now);
+  const refusal = lateRefusal(req.take_by, received) ?? checkRun(req, rec, d.secret, now);
   if (refusal) return refuse(refusal.code, refusal.message);
-  if (!cx.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
-  if (!cx.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
+  if (!queue.used.use(b.run_id, now)) return refuse('replayed', 'this run id was already used');
+  if (!d.alive()) return refuse('shell_exited', 'the enrolled shell has exited');
   const held = req.type === 'start';
   const job: Job = {
     binding: b,
@@ -87,13 +71,13 @@ export function admit(
     ...(req.type === 'run' && req.trace ? { trace: { received, verified: monotonicMs() } } : {}),
   };
   const feed = job.input;
-  if (feed) feed.onInput = (chunk, from) => cx.watch.input(job, chunk, from);
+  if (feed) feed.onInput = (chunk, from) => queue.watch.input(job, chunk, from);
   if (held) {
-    cx.held.add(job);
+    queue.held.add(job);
     // Noted so that a helper killed before the run starts still leaves its outcome to the audit trail.
-    cx.journal.tryNote({ k: 'held', run_id: b.run_id, digest: b.script_digest, at: now }, cx.log);
+    d.journal.tryNote({ k: 'held', run_id: b.run_id, digest: b.script_digest, at: now }, d.log);
     job.journaled = true;
-    cx.audit.tryAppend({
+    d.audit.tryAppend({
       event: 'held',
       run_id: b.run_id,
       pane_id: rec.pane_id,

@@ -4,7 +4,7 @@ import { describe, expect, it, beforeAll } from 'vitest';
 import { connect } from 'node:net';
 import { encodeFrame } from '../../src/core/protocol/framing.js';
 import { BUILD_ID } from '../../src/core/protocol/build.js';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { useServer } from '../../lab/lifecycle.js';
 import { callRun } from '../../lab/mcp.js';
@@ -85,6 +85,29 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
       expect(Buffer.concat(got).length).toBe(0);
     }
     expect((await remoteListings(mcp)).map((p) => p.generation).sort()).toEqual(before);
+  });
+
+  it('a stalled link (the ssh client stopped) is an error within the call, and nothing runs late', async () => {
+    const l = listing.get('left')!;
+    const rec = JSON.parse(
+      readFileSync(join(scope.server.registryDir, `${l.enrollment_generation}.json`), 'utf8'),
+    ) as EnrollmentRecord;
+    const marker = join(remote.user.home, `late-${process.pid}`);
+    process.kill(rec.remote!.ssh_pid, 'SIGSTOP');
+    let r;
+    try {
+      r = await callRun(mcp.client, l, `touch ${marker}`);
+    } finally {
+      process.kill(rec.remote!.ssh_pid, 'SIGCONT');
+    }
+    expect(r.isError).toBe(true);
+    expect(r.structured.error.code).toBe('helper_unreachable');
+    expect(r.structured.error.message).toMatch(/far end's helper/);
+    // The link flows again: the request given up on is refused by the far end when it reads it
+    // (its take-by time passed, on the far host's clock), and the pane serves the next call.
+    const d = ok((await callRun(mcp.client, l, 'printf %s "$WHO"')).structured);
+    expect(d.stdout.data).toBe('left');
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('a killed ssh: the pane is listed no more, the call fails, and no run is left on the host', async () => {

@@ -28,7 +28,7 @@ import {
 } from '../src/core/enrollment/remote-link.js';
 import { monotonicMs } from '../src/core/protocol/trace.js';
 import { HelperService } from './service.js';
-import { EnrollError, endings, openShell, parseArgs, type Args, type Ending } from './start.js';
+import { EnrollError, endings, ignoreTerminalSignals, openShell, parseArgs, type Args, type Ending } from './start.js';
 import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
@@ -222,9 +222,7 @@ function serve(cx: Serving): void {
 
 /** The far end's helper's life (helper/helper.ts hands over to it when TMUX_RUN_REMOTE is set). */
 export function runFarHelper(): void {
-  process.on('SIGINT', () => {});
-  process.on('SIGHUP', () => {});
-  process.on('SIGTSTP', () => {});
+  ignoreTerminalSignals();
   // A failed start was said in the pane (ending.fail); the helper exits once it is.
   process.on('uncaughtException', (e) => {
     if (e instanceof EnrollError) return;

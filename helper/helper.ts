@@ -14,6 +14,7 @@ import {
   checkPlace,
   EnrollError,
   endings,
+  ignoreTerminalSignals,
   listen,
   liveness,
   makeRecord,
@@ -237,11 +238,7 @@ function existsQuiet(path: string): boolean {
 export function runHelper(): void {
   // At the far end of a `tmux-run ssh` session (the snippet says so): served through the forward.
   if (process.env.TMUX_RUN_REMOTE) return runFarHelper();
-  // The pane's ^C and ^Z and a closing terminal are not for the helper; it ends with its shell
-  // instead (a helper started from bash's start-up files shares the shell's process group).
-  process.on('SIGINT', () => {});
-  process.on('SIGHUP', () => {});
-  process.on('SIGTSTP', () => {});
+  ignoreTerminalSignals();
   process.on('uncaughtException', (e) => {
     if (e instanceof EnrollError) return;
     log(`unexpected error: ${e.stack ?? e.message}`);

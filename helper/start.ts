@@ -21,6 +21,16 @@ import { log } from './log/log.js';
 /** Enrollment cannot go on; the shell has been told why. */
 export class EnrollError extends Error {}
 
+/**
+ * The pane's ^C and ^Z and a closing terminal are not for the helper; it ends with its shell
+ * instead (a helper started from bash's start-up files shares the shell's process group).
+ */
+export function ignoreTerminalSignals(): void {
+  process.on('SIGINT', () => {});
+  process.on('SIGHUP', () => {});
+  process.on('SIGTSTP', () => {});
+}
+
 /** Links served at once; over it, a link that has not sent a whole request yet makes room. */
 const MAX_CONNECTIONS = 64;
 

@@ -29,7 +29,13 @@ import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
 import { unresponsiveWhy } from './unresponsive.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
-import { listedHost, remoteAnswers, remoteProblem, type ListedHost } from '../core/enrollment/remote-listing.js';
+import {
+  answersFor,
+  listedHost,
+  remoteAnswers,
+  remoteProblem,
+  type ListedHost,
+} from '../core/enrollment/remote-listing.js';
 
 /** A listed pane whose helper runs (not dormant): what enrolling one gives. */
 export type AwakeListing = PaneListing & { helper_pid: number };
@@ -257,11 +263,7 @@ function isLive(
   if (rec.remote) return remoteAnswers(rec, pong, pane); // the far end answered for its shell and helper
   const dormant = pong.state === 'dormant';
   return (
-    pong.generation === rec.generation &&
-    pong.pid === rec.helper_pid &&
-    pong.shell_pid === rec.shell_pid &&
-    pane.server_pid === rec.tmux_server_pid &&
-    pane.pane_tty === rec.shell_tty &&
+    answersFor(rec, pong, pane) &&
     shell?.startTicks === rec.shell_start &&
     (dormant || helper?.ppid === rec.shell_pid) &&
     recordProblem(rec, dormant ? undefined : helper) === undefined

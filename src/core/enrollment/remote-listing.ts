@@ -26,20 +26,29 @@ export function remoteProblem(rec: EnrollmentRecord): string | undefined {
   return undefined;
 }
 
+/** A helper's answer to a ping, as far as a record's binding goes. */
+export interface PongBinding {
+  generation: string;
+  pid: number;
+  shell_pid: number;
+}
+/** The pane as tmux lists it, as far as a record's binding goes. */
+export interface PaneBinding {
+  server_pid: number;
+  pane_tty: string;
+}
+
+/** Whether a ping and the pane name the record's generation, helper, shell, tmux server and terminal (local or remote). */
+export const answersFor = (rec: EnrollmentRecord, pong: PongBinding, pane: PaneBinding): boolean =>
+  pong.generation === rec.generation &&
+  pong.pid === rec.helper_pid &&
+  pong.shell_pid === rec.shell_pid &&
+  pane.server_pid === rec.tmux_server_pid &&
+  pane.pane_tty === rec.shell_tty;
+
 /** What a ping through the relay must say for the record to be live: the same helper, shell and generation. */
-export function remoteAnswers(
-  rec: EnrollmentRecord,
-  pong: { generation: string; pid: number; shell_pid: number },
-  pane: { server_pid: number; pane_tty: string },
-): boolean {
-  return (
-    pong.generation === rec.generation &&
-    pong.pid === rec.helper_pid &&
-    pong.shell_pid === rec.shell_pid &&
-    pane.server_pid === rec.tmux_server_pid &&
-    pane.pane_tty === rec.shell_tty &&
-    remoteProblem(rec) === undefined
-  );
+export function remoteAnswers(rec: EnrollmentRecord, pong: PongBinding, pane: PaneBinding): boolean {
+  return answersFor(rec, pong, pane) && remoteProblem(rec) === undefined;
 }
 
 /** The listing's `host`: the destination as given and the name the far end reports; null for a local pane. */

@@ -10,7 +10,7 @@ import { useServer } from '../../lab/lifecycle.js';
 import { ok } from '../mcp/support.js';
 import { callRun } from '../../lab/mcp.js';
 import { waitUntil } from '../../lab/waiting.js';
-import { sshdAvailable, userCmdlines } from './sshd.js';
+import { asUser, sshdAvailable, userCmdlines } from './sshd.js';
 import { remoteListings, useRemote } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { McpHandle } from '../../lab/mcp.js';
@@ -56,12 +56,21 @@ describe.skipIf(skip !== undefined)('a pane on another host: fish at the far end
     expect(readFileSync(home('.config/fish/config.fish'), 'utf8')).toBe(CONFIG);
   });
 
-  it('a plain ssh login enrolls nothing, starts nothing and prints nothing of tmux-run', async () => {
+  it('a plain ssh login enrolls nothing, starts nothing and prints nothing of tmux-run (a stale socket beside it)', async () => {
+    // A socket another session left (stale: nothing listens) is older than this login's sshd.
+    asUser(remote.user, [
+      'python3',
+      '-c',
+      `import socket; socket.socket(socket.AF_UNIX).bind('${remote.user.home}/.local/share/tmux-run/f/${'0'.repeat(32)}.sock')`,
+    ]);
+    await new Promise((r) => setTimeout(r, 3500)); // older than the next login's sshd, to the filter's resolution
     pane = await scope.server.newPane();
     await pane.type(`ssh -F ${remote.sshd.clientConfig} ${USER}`, { enter: true });
     await pane.waitFor((s) => s.endsWith(REMOTE_PROMPT.trimEnd()));
-    await pane.type('echo plain-(math 6 \\* 7)', { enter: true });
-    const screen = await pane.waitFor((s) => s.includes('plain-42'));
+    // The start-up line's filter let nothing through: the snippet was not even read.
+    await pane.type('echo plain-(math 6 \\* 7)-"$_tmux_run_remote"-end', { enter: true });
+    const screen = await pane.waitFor((s) => s.includes('plain-42-'));
+    expect(screen.split('\n')).toContain('plain-42--end');
     expect(screen).not.toContain('tmux-run:');
     expect(await remoteListings(mcp)).toEqual([]);
     expect(userCmdlines(remote.user.uid).filter((c) => c.includes('helper/main.js'))).toEqual([]);

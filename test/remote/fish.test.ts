@@ -4,8 +4,9 @@
 // with its host and runs scripts there. fish's handler cannot see its line, so every run waits on
 // the screen check, which reads the local pane through the session's relay.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { useServer } from '../../lab/lifecycle.js';
 import { ok } from '../mcp/support.js';
 import { callRun } from '../../lab/mcp.js';
@@ -23,6 +24,7 @@ const CONFIG = `set -g fish_greeting\nfunction fish_prompt; printf '${REMOTE_PRO
 
 describe.skipIf(skip !== undefined)('a pane on another host: fish at the far end', () => {
   const scope = useServer();
+  // (fish reads no ~/.profile; the person's config.fish is written below, in its own directory.)
   const remote = useRemote(scope, USER, '/usr/bin/fish', { file: '.profile', text: '' });
   let mcp: McpHandle;
   let pane: Pane;
@@ -30,6 +32,25 @@ describe.skipIf(skip !== undefined)('a pane on another host: fish at the far end
   const listed = async (pred: (p: PaneListing) => boolean, what: string): Promise<PaneListing> =>
     waitUntil(async () => (await remoteListings(mcp)).find(pred), 15_000, what);
   const home = (...p: string[]): string => join(remote.user.home, ...p);
+
+  /** A socket of the forward directory listened on by another process of the user's (not an sshd), made now. */
+  function foreignListener(): { stop(): void } {
+    const path = `${remote.user.home}/.local/share/tmux-run/f/${'f'.repeat(32)}.sock`;
+    const p = spawn('/usr/sbin/runuser', [
+      '-u',
+      remote.user.name,
+      '--',
+      'python3',
+      '-c',
+      `import socket, time\ns = socket.socket(socket.AF_UNIX)\ns.bind('${path}')\ns.listen()\ntime.sleep(60)`,
+    ]);
+    return {
+      stop: () => {
+        p.kill('SIGKILL');
+        rmSync(path, { force: true });
+      },
+    };
+  }
 
   beforeAll(async () => {
     // The person's own config.fish (a prompt, no greeting), and a history of their own from before.
@@ -76,6 +97,37 @@ describe.skipIf(skip !== undefined)('a pane on another host: fish at the far end
     expect(userCmdlines(remote.user.uid).filter((c) => c.includes('helper/main.js'))).toEqual([]);
     await pane.type('exit', { enter: true });
     await pane.waitForPrompt();
+  });
+
+  it("a login let through by the start-up line's filter, with no socket of its own sshd, starts the helper and stays silent", async () => {
+    // A socket made just before the login (so not older than its sshd, to the second), listened on by
+    // another process: the filter lets the login through, the helper finds no socket of its own sshd.
+    const other = foreignListener();
+    try {
+      await waitUntil(
+        () => existsSync(`${remote.user.home}/.local/share/tmux-run/f/${'f'.repeat(32)}.sock`),
+        5000,
+        'the socket made',
+      );
+      await pane.type(`ssh -F ${remote.sshd.clientConfig} ${USER}`, { enter: true });
+      await pane.waitFor((s) => s.endsWith(REMOTE_PROMPT.trimEnd()));
+      await new Promise((r) => setTimeout(r, 2000)); // the helper starts at the first prompt, and ends
+      await pane.type('echo seen-"$_tmux_run_remote"', { enter: true });
+      await pane.waitFor((s) => s.includes(`seen-${remote.user.home}/.local/share/tmux-run/f`));
+      await pane.type('echo quiet-(math 1 + 1)', { enter: true });
+      const screen = await pane.waitFor((s) => s.includes('quiet-2'));
+      expect(screen).not.toContain('tmux-run:');
+      expect(await remoteListings(mcp)).toEqual([]);
+      await waitUntil(
+        () => userCmdlines(remote.user.uid).filter((c) => c.includes('helper/main.js')).length === 0,
+        5000,
+        'no helper left',
+      );
+      await pane.type('exit', { enter: true });
+      await pane.waitForPrompt();
+    } finally {
+      other.stop();
+    }
   });
 
   it("tmux-run ssh enrolls the far end's fish, on the screen check: listed with its host", async () => {

@@ -176,7 +176,7 @@ export async function checkPane(
   return checkWith(() => readScreen(socket, paneId), prompt, first);
 }
 
-/** checkPane's tries, each read with `read` (the pane's tmux here, or a far end's relay: screen-source.ts). */
+/** checkPane's tries, each read with `read` (the pane's tmux here, or a far end's relay: ShellPlace.screen). */
 export async function checkWith(
   read: () => Promise<Screen | undefined>,
   prompt: RenderedPrompt,

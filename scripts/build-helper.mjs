@@ -39,7 +39,7 @@ const BUNDLES = {
     module: join(dist, 'src', 'mcp', 'bundle.js'),
     flags: async () => [],
     // Not the contract's validators: loaded at a call's first check, not at start.
-    generated: ['wire-validators', 'build-id', 'lean-schemas', 'msgpackr'],
+    generated: ['wire-validators', 'build-id', 'lean-schemas', 'mcp-versions', 'msgpackr'],
     zodEnglishOnly: true,
   },
   // What bin/tmux-run-mcp.js requires: src/mcp/main.ts (the arguments, then the server's bundle
@@ -48,7 +48,7 @@ const BUNDLES = {
     entry: join(dist, 'src', 'mcp', 'main.js'),
     outfile: join(dist, 'generated', 'server-main.cjs'),
     external: { './serve.js': '../src/mcp/serve.js' },
-    generated: ['build-id'],
+    generated: ['build-id', 'lean-schemas', 'mcp-versions'],
   },
 };
 

@@ -7,10 +7,7 @@
 // a bare Node's start); else this module.
 import { OPT_IN_TOOLS } from './names.js';
 import { packageVersion } from '../core/os/package-root.js';
-import { loadBundled, setServerFlags } from './bundle.js';
 import { serveFront } from './front.js';
-
-setServerFlags();
 
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
@@ -58,4 +55,9 @@ function fatal(reason: string): never {
 }
 
 const enabled = parseArgs(process.argv.slice(2));
-serveFront(enabled, log, async () => loadBundled(log) ?? (await import('./serve.js')));
+// The SDK's server, when the start hands it the client: node:v8 and node:vm load only then.
+serveFront(enabled, log, async () => {
+  const { loadBundled, setServerFlags } = await import('./bundle.js');
+  setServerFlags();
+  return loadBundled(log) ?? (await import('./serve.js'));
+});

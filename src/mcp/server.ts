@@ -1,7 +1,8 @@
 // The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
-// What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
-// with it the broker, at the first call: clients start their servers at launch (issue 42). What it
-// checks of each call: docs/protocol-mcp.md.
+// A client's start (initialize, tools/list) is answered before this loads, the same way
+// (src/mcp/start-answers.ts, src/mcp/front.ts); a tool call loads src/mcp/calls.ts, and with it
+// the broker, at the first call: clients start their servers at launch (issue 42). What it checks
+// of each call: docs/protocol-mcp.md.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,

@@ -12,10 +12,13 @@ import { REPLAY_ID } from '../../src/mcp/front.js';
 import { type Fixture, setupFixture } from './support.js';
 
 let fx: Fixture;
+/** Every server spawned here: one a failed test left running is ended before the fixture's check. */
+const spawned: ChildProcessWithoutNullStreams[] = [];
 beforeAll(async () => {
   fx = await setupFixture();
 });
 afterAll(async () => {
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill();
   await fx?.close();
 });
 
@@ -30,8 +33,9 @@ interface Raw {
 }
 
 /** tmux-run-mcp spawned with --enable-tool tmux_run, spoken to in raw lines. */
-function raw(): Raw {
-  const child = spawn(process.execPath, [MCP_BIN, '--enable-tool', 'tmux_run'], { env: productEnv(fx.server) });
+function raw(env: Record<string, string> = {}): Raw {
+  const child = spawn(process.execPath, [MCP_BIN, '--enable-tool', 'tmux_run'], { env: productEnv(fx.server, env) });
+  spawned.push(child);
   let out = '';
   let err = '';
   const lines: Array<Record<string, any>> = [];
@@ -145,6 +149,20 @@ describe("tmux-run-mcp's start", () => {
     });
     s.child.stdin.end();
     expect(await s.exited).toBe(0);
+  });
+
+  it('hands over the same from its modules (TMUX_RUN_BUNDLE=off), where the SDK loads while bytes still come', async () => {
+    const s = raw({ TMUX_RUN_BUNDLE: 'off' });
+    s.child.stdin.write(initialize(0) + toolsList(1) + runCall(2, 'echo modules'));
+    s.child.stdin.write(line({ jsonrpc: '2.0', id: 3, method: 'ping' }));
+    const got = await s.lines_(4);
+    // The ping may be answered before the call: the SDK's, as ever.
+    expect(got.map((m) => m.id).sort()).toEqual([0, 1, 2, 3]);
+    const call = got.find((m) => m.id === 2)!;
+    expect(call.result.structuredContent).toMatchObject({ ok: true, data: { stdout: { data: 'modules\n' } } });
+    s.child.stdin.end();
+    expect(await s.exited).toBe(0);
+    expect(s.stderr()).not.toContain('defect');
   });
 
   it('ends when stdin ends, before and after the SDK took over', async () => {

@@ -1,7 +1,8 @@
 // The MCP SDK's server serving on stdio, once src/mcp/front.ts hands it the client (at the first
 // message it does not answer itself): loaded from the server's one-file bundle when there is a
-// safe one of this build (src/mcp/bundle.ts), else from its modules, the same code. Also the warm-up the build runs before it makes the bundle's code
-// cache: a server answering initialize and tools/list, as a client's start asks.
+// safe one of this build (src/mcp/bundle.ts), else from its modules, the same code. Also the
+// warm-up the build runs before it makes the bundle's code cache: a server answering initialize
+// and tools/list, as a client's start asks.
 import './zod-jitless.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';

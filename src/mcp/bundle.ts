@@ -2,8 +2,9 @@
 // dist/generated/server.code-cache (both made by scripts/build-helper.mjs, as the helper's):
 // src/mcp/serve.ts and everything it imports (the MCP SDK, zod, the broker) in one script, loaded
 // when the server's start (src/mcp/front.ts) hands the client to the SDK's server, at the first
-// message the start does not answer itself (figures: `npm run bench`, scripts/bench/bench-initialize.ts). When it is trusted: src/core/os/script-bundle.ts. Otherwise the
-// server loads from its modules, the same code, and says why on stderr.
+// message the start does not answer itself (figures: `npm run bench`,
+// scripts/bench/bench-initialize.ts). When it is trusted: src/core/os/script-bundle.ts. Otherwise
+// the server loads from its modules, the same code, and says why on stderr.
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';

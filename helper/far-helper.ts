@@ -32,6 +32,7 @@ import { EnrollError, endings, ignoreTerminalSignals, openShell, parseArgs, type
 import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
+import { FarScreen } from './remote/far-screen.js';
 
 /** The line the snippet knows as "not a tmux-run ssh session": it then says nothing (shell/tmux-run.zsh). */
 export const NOT_A_SESSION = 'not a tmux-run ssh session';
@@ -42,7 +43,9 @@ const WATCH_MS = 500;
 /** The far end's start, in order: the channel, the session's socket, the welcome, the service. */
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const shell = await openShell(args);
+  // The screen check (fish; bash without its builtin) reads the pane through the relay.
+  const screen = new FarScreen();
+  const shell = await openShell(args, screen);
   const ending = endings(args, shell);
   shell.onclose = () => ending.abandon('the shell closed its channel');
   process.on('SIGTERM', () => ending.abandon('stopped before it was ready'));
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
     record,
     key: welcome.key,
     clockOffsetMs: welcome.clockOffsetMs,
+    screen,
     path: found.path,
     sshdPid: shellStat.ppid,
     dir,
@@ -138,6 +142,7 @@ interface Serving {
   key: string;
   /** This host's CLOCK_MONOTONIC minus the local side's (onThisClock). */
   clockOffsetMs: number;
+  screen: FarScreen;
   path: string;
   sshdPid: number;
   dir: string;
@@ -204,10 +209,16 @@ function serve(cx: Serving): void {
     void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
   };
   const openData = (): Promise<void> => (ended ? Promise.resolve() : openDataLink(cx, service, links));
+  cx.screen.link(control);
   control.onmessage = (raw) => {
-    if (checkRelay(raw)?.type === 'want') void openData();
+    const m = checkRelay(raw);
+    if (m?.type === 'want') void openData();
+    else cx.screen.answer(m);
   };
-  control.onclose = () => end('the ssh session ended');
+  control.onclose = () => {
+    cx.screen.close();
+    end('the ssh session ended');
+  };
   shell.onclose = () => end('the shell closed its channel');
   process.removeAllListeners('SIGTERM');
   process.on('SIGTERM', () => end('SIGTERM'));

@@ -22,11 +22,19 @@ import { readFirstFrame } from './first-frame.js';
 import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { monotonicMs } from '../core/protocol/trace.js';
+import { RelayScreen } from './relay-screen.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;
 /** How long a broker connection waits for a data connection from the far end. */
 const PAIR_WAIT_MS = 5_000;
+/**
+ * How long a hello waits for the enrollment before it to end: a far shell that ran `exec` (bash,
+ * fish: no channel of theirs closes) is seen by its helper within half a second, and the new
+ * shell's helper may say hello first.
+ */
+const REPLACED_WAIT_MS = 5_000;
+const REPLACED_POLL_MS = 50;
 
 /** The local pane the session runs in, as tmux and /proc said when `tmux-run ssh` started. */
 export interface LocalPane {
@@ -54,6 +62,8 @@ interface Served {
   spares: Socket[];
   waiting: Array<(s: Socket | undefined) => void>;
   paired: Set<Socket>;
+  /** The screen check's reads of this pane, for the far end (relay-screen.ts). */
+  screen: RelayScreen;
 }
 
 export class Relay {
@@ -130,7 +140,7 @@ export class Relay {
   }
 
   /** The far end's helper says who it is: refused, or welcomed with the enrollment's record. */
-  private hello(c: Socket, h: Hello): void {
+  private hello(c: Socket, h: Hello, waited = 0): void {
     const send = (m: RelayMessage): boolean => c.write(encodeFrame(m));
     const refuse = (message: string): void => {
       this.o.log(`refused the far end: ${message}`);
@@ -141,6 +151,8 @@ export class Relay {
       return refuse(
         `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side`,
       );
+    if (this.served && waited < REPLACED_WAIT_MS && !c.destroyed)
+      return void setTimeout(() => this.hello(c, h, waited + REPLACED_POLL_MS), REPLACED_POLL_MS);
     if (this.served)
       return refuse(`this ssh session's pane is already enrolled (generation ${this.served.record.generation})`);
     if (this.sshPid === undefined || !this.sshStart) return refuse('the local ssh client could not be identified');
@@ -148,11 +160,13 @@ export class Relay {
     const key = randomBytes(16).toString('hex');
     const control = socketTransport(c);
     c.resume();
-    const served: Served = { record, control, key, spares: [], waiting: [], paired: new Set() };
+    const screen = new RelayScreen(this.o.pane);
+    const served: Served = { record, control, key, spares: [], waiting: [], paired: new Set(), screen };
     this.served = served;
     control.onmessage = (raw) => {
       const m = checkFar(raw);
       if (m?.type === 'ready') void this.publish(served);
+      else if (m?.type === 'read_screen' && this.served === served) void screen.answer(control, m.id);
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');
     control.send({ type: 'welcome', record, key, now: monotonicMs() } satisfies RelayMessage);
@@ -286,6 +300,7 @@ export class Relay {
     removeQuietly(s.record.socket);
     for (const w of s.waiting.splice(0)) w(undefined);
     for (const c of [...s.spares.splice(0), ...s.paired]) c.destroy();
+    s.screen.close();
     s.control.close();
   }
 

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { channelFiles, checkRegistryDir, journalPath } from '../src/core/enrollment/layout.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
-import { AuditLog, auditPath } from '../src/core/audit/audit-log.js';
+import { auditPath } from '../src/core/audit/audit-log.js';
 import { RunJournal } from '../src/core/enrollment/run-journal.js';
 import { bootId, procStat } from '../src/core/os/proc.js';
 import { BUILD_ID } from '../src/core/protocol/build.js';
@@ -32,6 +32,7 @@ import { EnrollError, endings, ignoreTerminalSignals, openShell, parseArgs, type
 import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
+import { FarAuditLog } from './remote/far-audit.js';
 
 /** The line the snippet knows as "not a tmux-run ssh session": it then says nothing (shell/tmux-run.zsh). */
 export const NOT_A_SESSION = 'not a tmux-run ssh session';
@@ -182,7 +183,7 @@ function serve(cx: Serving): void {
     shell,
     journal,
     log,
-    audit: new AuditLog(auditPath()),
+    audit: new FarAuditLog(auditPath(), control),
     alive,
     onRevoke: () => end('revoked'),
   });

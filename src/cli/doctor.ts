@@ -12,6 +12,7 @@ import { helperMainPath, packageRoot, shellQuote } from '../core/os/package-root
 import { SHELLS, type Shell } from './common/shells.js';
 import { checkBashBuiltin } from './doctor-bash.js';
 import { checkThisPane } from './doctor-pane.js';
+import { checkHosts } from './doctor-hosts.js';
 import { spawnKind, waiterKind } from '../core/os/native-spawn.js';
 import type { Command } from './command.js';
 
@@ -289,6 +290,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     checkAudit(env),
     await checkEnrollments(env, registry),
     await checkSandbox(env),
+    checkHosts(env),
   ];
 }
 

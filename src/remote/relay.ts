@@ -22,6 +22,8 @@ import { readFirstFrame } from './first-frame.js';
 import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { monotonicMs } from '../core/protocol/trace.js';
+import { auditPath } from '../core/audit/audit-log.js';
+import { RelayAudit } from './relay-audit.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;
@@ -43,6 +45,8 @@ export interface RelayOptions {
   forwardDir: string;
   pane: LocalPane;
   log: (line: string) => void;
+  /** The local audit trail the far end's entries go to (default: auditPath()). */
+  auditPath?: string;
 }
 
 /** One enrollment served through the control link: its record, its broker listener, its links. */
@@ -66,8 +70,10 @@ export class Relay {
   private sshStart = '';
   private served: Served | undefined;
   private closed = false;
+  private readonly audit: RelayAudit;
 
   constructor(private readonly o: RelayOptions) {
+    this.audit = new RelayAudit(o.auditPath ?? auditPath(), o.log);
     this.privateDir = join(o.registryDir, `ssh.${randomBytes(8).toString('hex')}`);
     this.localSocket = join(this.privateDir, 'l.sock');
     this.remoteSocket = join(o.forwardDir, `${freshId()}.sock`);
@@ -139,7 +145,7 @@ export class Relay {
     };
     if (h.version !== LINK_VERSION || h.build !== BUILD_ID)
       return refuse(
-        `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side`,
+        `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side (remote_unavailable)`,
       );
     if (this.served)
       return refuse(`this ssh session's pane is already enrolled (generation ${this.served.record.generation})`);
@@ -153,6 +159,7 @@ export class Relay {
     control.onmessage = (raw) => {
       const m = checkFar(raw);
       if (m?.type === 'ready') void this.publish(served);
+      else if (m?.type === 'audit' && this.served === served) this.audit.take(m.entry, served.record);
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');
     control.send({ type: 'welcome', record, key, now: monotonicMs() } satisfies RelayMessage);

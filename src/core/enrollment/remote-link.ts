@@ -2,8 +2,9 @@
 // `tmux-run ssh` (docs/remote.md), framed as the broker's are (src/core/protocol/framing.ts). The far
 // end's first connection through the forward is the control link: `hello` (who it is), the
 // relay's `welcome` (the enrollment record, secret included, and the relay's CLOCK_MONOTONIC) or `refused` (why not), the far
-// end's `ready` (its service is up: the pane is published), and `want` (open one more data
-// connection). Every other connection starts with `data` and its key, then carries the
+// end's `ready` (its service is up: the pane is published), `want` (open one more data
+// connection), and the far end's `audit` (one entry of its audit trail, for the local trail:
+// src/remote/relay-audit.ts checks it). Every other connection starts with `data` and its key, then carries the
 // broker-helper protocol unchanged, end to end.
 import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
@@ -47,7 +48,11 @@ export interface Hello {
   helper_pid: number;
 }
 
-export type FarMessage = Hello | { type: 'ready' } | { type: 'data'; key: string };
+export type FarMessage =
+  | Hello
+  | { type: 'ready' }
+  | { type: 'data'; key: string }
+  | { type: 'audit'; entry: unknown };
 export type RelayMessage =
   | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
   | { type: 'refused'; message: string }
@@ -65,6 +70,8 @@ export function checkFar(raw: unknown): FarMessage | undefined {
       return { type: 'ready' };
     case 'data':
       return str(m.key, 64) ? { type: 'data', key: m.key } : undefined;
+    case 'audit':
+      return { type: 'audit', entry: m.entry };
     case 'hello':
       return typeof m.version === 'number' &&
         str(m.build, 64) &&

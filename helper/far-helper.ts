@@ -33,6 +33,7 @@ import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
 import { FarAuditLog } from './remote/far-audit.js';
+import { watchLink } from './remote/link-watch.js';
 
 /** The line the snippet knows as "not a tmux-run ssh session": it then says nothing (shell/tmux-run.zsh). */
 export const NOT_A_SESSION = 'not a tmux-run ssh session';
@@ -205,7 +206,12 @@ function serve(cx: Serving): void {
     void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
   };
   const openData = (): Promise<void> => (ended ? Promise.resolve() : openDataLink(cx, service, links));
+  const link = watchLink((ms) => {
+    log(`the control link was silent for ${Math.round(ms / 1000)} s: taking the session as over`);
+    end('the ssh session ended');
+  });
   control.onmessage = (raw) => {
+    link.heard();
     if (checkRelay(raw)?.type === 'want') void openData();
   };
   control.onclose = () => end('the ssh session ended');

@@ -11,8 +11,7 @@ type Line = { check: string; ok: boolean; detail: string; fix: string | null; wa
 
 export function checkHosts(env: NodeJS.ProcessEnv): Line {
   const hosts = readHosts(env);
-  if (hosts.length === 0)
-    return { check: 'hosts', ok: true, detail: 'no host set up for tmux-run ssh', fix: null };
+  if (hosts.length === 0) return { check: 'hosts', ok: true, detail: 'no host set up for tmux-run ssh', fix: null };
   const names = hosts.map((h) => h.destination).join(', ');
   const older = hosts.filter((h) => h.build !== BUILD_ID);
   if (older.length === 0)

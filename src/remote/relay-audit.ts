@@ -34,7 +34,9 @@ function plain(v: unknown, depth: number): boolean {
   if (Array.isArray(v)) return v.length <= MAX_KEYS && v.every((x) => plain(x, depth + 1));
   if (Object.getPrototypeOf(v) !== Object.prototype) return false;
   const keys = Object.keys(v);
-  return keys.length <= MAX_KEYS && keys.every((k) => KEY.test(k) && plain((v as Record<string, unknown>)[k], depth + 1));
+  return (
+    keys.length <= MAX_KEYS && keys.every((k) => KEY.test(k) && plain((v as Record<string, unknown>)[k], depth + 1))
+  );
 }
 
 /** The far end's entry as the local trail takes it, or why it is refused. */
@@ -77,7 +79,8 @@ export class RelayAudit {
     this.tokens = Math.min(BURST, this.tokens + ((now - this.last) * RATE_PER_S) / 1000);
     this.last = now;
     if (this.tokens < 1) {
-      if (this.dropped++ === 0) this.log(`the far end sends audit entries faster than ${RATE_PER_S} a second: dropping`);
+      if (this.dropped++ === 0)
+        this.log(`the far end sends audit entries faster than ${RATE_PER_S} a second: dropping`);
       return;
     }
     this.tokens -= 1;

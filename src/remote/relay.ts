@@ -19,7 +19,13 @@ import { encodeFrame } from '../core/protocol/framing.js';
 import { socketTransport, type Transport } from '../core/protocol/transport.js';
 import { peerCred } from '../core/os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
-import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
+import {
+  checkFar,
+  LINK_BEAT_MS,
+  LINK_VERSION,
+  type Hello,
+  type RelayMessage,
+} from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { monotonicMs } from '../core/protocol/trace.js';
 import { auditPath } from '../core/audit/audit-log.js';
@@ -58,6 +64,8 @@ interface Served {
   spares: Socket[];
   waiting: Array<(s: Socket | undefined) => void>;
   paired: Set<Socket>;
+  /** The `beat` on the control link (LINK_BEAT_MS). */
+  beat?: NodeJS.Timeout;
 }
 
 export class Relay {
@@ -163,6 +171,7 @@ export class Relay {
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');
     control.send({ type: 'welcome', record, key, now: monotonicMs() } satisfies RelayMessage);
+    served.beat = setInterval(() => control.send({ type: 'beat' } satisfies RelayMessage), LINK_BEAT_MS);
   }
 
   /** The enrollment record for the far end's shell in this pane, through this ssh client. */
@@ -287,6 +296,7 @@ export class Relay {
   private unpublish(s: Served, why: string): void {
     if (this.served !== s) return;
     this.served = undefined;
+    clearInterval(s.beat);
     this.o.log(`enrollment of pane ${s.record.pane_id} ended: ${why}`);
     removeQuietly(recordPath(this.o.registryDir, s.record.enrollment_generation));
     s.brokers?.close();

@@ -3,13 +3,21 @@
 // end's first connection through the forward is the control link: `hello` (who it is), the
 // relay's `welcome` (the enrollment record, secret included, and the relay's CLOCK_MONOTONIC) or `refused` (why not), the far
 // end's `ready` (its service is up: the pane is published), `want` (open one more data
-// connection), and the far end's `audit` (one entry of its audit trail, for the local trail:
+// connection), the relay's `beat` (the link lives), and the far end's `audit` (one entry of its audit trail, for the local trail:
 // src/remote/relay-audit.ts checks it). Every other connection starts with `data` and its key, then carries the
 // broker-helper protocol unchanged, end to end.
 import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
 
 export const LINK_VERSION = 1;
+
+/**
+ * The relay says `beat` on the control link this often; a far end that hears nothing on it for
+ * LINK_SILENT_MS takes the session as over (a dropped network that its sshd has not noticed yet:
+ * docs/remote.md, "When the session ends") and stops its runs.
+ */
+export const LINK_BEAT_MS = 2000;
+export const LINK_SILENT_MS = 15_000;
 
 /**
  * A data link's transport with each request's take-by time (`take_by`, on the local side's
@@ -56,7 +64,8 @@ export type FarMessage =
 export type RelayMessage =
   | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
   | { type: 'refused'; message: string }
-  | { type: 'want' };
+  | { type: 'want' }
+  | { type: 'beat' };
 
 const str = (x: unknown, max = 256): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
 const pid = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) > 1;
@@ -97,6 +106,8 @@ export function checkRelay(raw: unknown): RelayMessage | undefined {
   switch (m.type) {
     case 'want':
       return { type: 'want' };
+    case 'beat':
+      return { type: 'beat' };
     case 'refused':
       return str(m.message, 4096) ? { type: 'refused', message: m.message } : undefined;
     case 'welcome':

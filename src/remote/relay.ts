@@ -19,13 +19,7 @@ import { encodeFrame } from '../core/protocol/framing.js';
 import { socketTransport, type Transport } from '../core/protocol/transport.js';
 import { peerCred } from '../core/os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
-import {
-  checkFar,
-  LINK_BEAT_MS,
-  LINK_VERSION,
-  type Hello,
-  type RelayMessage,
-} from '../core/enrollment/remote-link.js';
+import { checkFar, LINK_BEAT_MS, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { monotonicMs } from '../core/protocol/trace.js';
 import { auditPath } from '../core/audit/audit-log.js';

@@ -6,7 +6,7 @@
 // run it started (checked by its pgid in /proc: the far end is this machine under another user).
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { useServer } from '../../lab/lifecycle.js';
@@ -64,7 +64,8 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
 
   /** A `sleep 1000` started with tmux_run_start at the far end: its run id and process group (its `sh -c`'s pid there). */
   async function sleeper(listing: PaneListing, tag: string): Promise<{ runId: string; pgid: number }> {
-    const file = join(remote.user.home, `pgid-${tag}`);
+    const file = join(remote.user.home, `pgid-${tag}-${process.pid}`);
+    rmSync(file, { force: true }); // the user's home may outlive a test run
     const s = await start(mcp.client, listing, `echo $$ > ${file}; sleep 1000`, { wait_ms: 0 });
     const runId = runIdOf(s);
     const pgid = await waitUntil(
@@ -77,6 +78,8 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
   }
 
   it("a run's entries reach the local trail with the host, the far end keeps its copy, and tmux-run log shows the host", async () => {
+    const hist = join(remote.user.home, '.zsh_history');
+    rmSync(hist, { force: true }); // the user's home may outlive a test run
     const { pane, listing } = await session();
     // The modes at each end while the session lives: the far forward directory and its socket, the relay's.
     const forward = (
@@ -145,14 +148,13 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     // Nothing of the agent's in the remote history: the person's line is there, the script is not.
     const marker = `agent-marker-${process.pid}`;
     ok((await callRun(mcp.client, listing, `echo ${marker}`)).structured);
-    await pane.type('echo typed-by-the-person', { enter: true });
-    await pane.waitFor((s) => s.includes('\ntyped-by-the-person'));
+    await pane.type(`echo typed-by-the-person-${process.pid}`, { enter: true });
+    await pane.waitFor((s) => s.includes(`\ntyped-by-the-person-${process.pid}`));
     await pane.type('exit', { enter: true });
     await pane.waitForPrompt(); // exit is not held up
-    const hist = join(remote.user.home, '.zsh_history');
     const text = await waitUntil(
       () =>
-        existsSync(hist) && readFileSync(hist, 'utf8').includes('typed-by-the-person')
+        existsSync(hist) && readFileSync(hist, 'utf8').includes(`typed-by-the-person-${process.pid}`)
           ? readFileSync(hist, 'utf8')
           : undefined,
       10_000,

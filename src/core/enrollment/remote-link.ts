@@ -56,11 +56,7 @@ export interface Hello {
   helper_pid: number;
 }
 
-export type FarMessage =
-  | Hello
-  | { type: 'ready' }
-  | { type: 'data'; key: string }
-  | { type: 'audit'; entry: unknown };
+export type FarMessage = Hello | { type: 'ready' } | { type: 'data'; key: string } | { type: 'audit'; entry: unknown };
 export type RelayMessage =
   | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
   | { type: 'refused'; message: string }

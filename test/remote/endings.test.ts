@@ -5,7 +5,7 @@
 // seconds, calls are refused `session_ended`, and the far helper stops the process group of every
 // run it started (checked by its pgid in /proc: the far end is this machine under another user).
 import { describe, expect, it, beforeAll } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -48,6 +48,12 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     mcp = await scope.startMcp();
   });
 
+  /** The far end's forward directory, as the host's record here says. */
+  function forwardDir(): string {
+    const dir = join(scope.server.home, '.local/state/tmux-run/hosts');
+    return (JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { forward_dir: string }).forward_dir;
+  }
+
   /** A new local pane with a `tmux-run ssh` session (extra ssh options first), its far end listed. */
   async function session(options = ''): Promise<{ pane: Pane; listing: PaneListing }> {
     const pane = await scope.server.newPane();
@@ -82,18 +88,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     rmSync(hist, { force: true }); // the user's home may outlive a test run
     const { pane, listing } = await session();
     // The modes at each end while the session lives: the far forward directory and its socket, the relay's.
-    const forward = (
-      JSON.parse(
-        readFileSync(
-          join(
-            scope.server.home,
-            '.local/state/tmux-run/hosts',
-            readdirSync(join(scope.server.home, '.local/state/tmux-run/hosts'))[0]!,
-          ),
-          'utf8',
-        ),
-      ) as { forward_dir: string }
-    ).forward_dir;
+    const forward = forwardDir();
     const fst = statSync(forward);
     expect([fst.mode & 0o777, fst.uid]).toEqual([0o700, remote.user.uid]);
     const socks = readdirSync(forward).filter((n) => n.endsWith('.sock'));
@@ -165,6 +160,48 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     await waitUntil(async () => !(await remoteListings(mcp)).some((p) => p.pane_id === pane.id), 10_000, 'unlisted');
   });
 
+  it("a live socket of another process beside the session's, and the person's ControlMaster, cannot stand in for the session", async () => {
+    // A process of the remote user listening on a socket named as a session's, made just before the
+    // session (so the start-up line's age filter keeps it): the helper connects, finds that its
+    // listener is not its own sshd, and says nothing to it.
+    const forward = forwardDir();
+    const fake = join(forward, `${'f'.repeat(32)}.sock`);
+    const heard = join(remote.user.home, `impostor-${process.pid}`);
+    rmSync(fake, { force: true });
+    const impostor = spawn(
+      '/usr/sbin/runuser',
+      [
+        '-u',
+        USER,
+        '--',
+        'python3',
+        '-c',
+        `import socket\ns=socket.socket(socket.AF_UNIX)\ns.bind('${fake}')\ns.listen(8)\nwhile True:\n c,_=s.accept()\n d=c.recv(65536)\n open('${heard}','ab').write(b'connection:'+d+b'\\n')\n c.close()\n`,
+      ],
+      { stdio: 'ignore' },
+    );
+    // The person's own shared master to the same host, live.
+    const master = `/tmp/trr-cm-${process.pid}`;
+    await run('/usr/bin/ssh', ['-F', remote.sshd.clientConfig, '-M', '-S', master, '-fN', USER]);
+    try {
+      await waitUntil(() => existsSync(fake) || undefined, 10_000, 'the impostor listening');
+      await run('/usr/bin/ssh', ['-F', remote.sshd.clientConfig, '-S', master, '-O', 'check', USER]);
+      // Enrolled at all means the forward came through this session's own ssh client: through the
+      // master, the relay's peer would be the master's ssh, not its child, and nothing would enroll.
+      const { pane, listing } = await session(`-o ControlMaster=auto -o ControlPath=${master}`);
+      const d = ok((await callRun(mcp.client, listing, 'id -un')).structured);
+      expect(d.stdout.data).toBe(`${USER}\n`);
+      const said = existsSync(heard) ? readFileSync(heard, 'utf8') : '';
+      expect(said.replace(/connection:\n/g, '')).toBe(''); // at most connected to, never spoken to
+      await pane.type('exit', { enter: true });
+      await pane.waitForPrompt();
+    } finally {
+      impostor.kill('SIGKILL');
+      await run('/usr/bin/ssh', ['-F', remote.sshd.clientConfig, '-S', master, '-O', 'exit', USER]).catch(() => {});
+      rmSync(fake, { force: true });
+    }
+  });
+
   it('a closed pane: unlisted within seconds, calls refused session_ended, no run left on the host', async () => {
     const { pane, listing } = await session();
     const held = await sleeper(listing, 'closed');
@@ -184,7 +221,11 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     const again = await callRun(mcp.client, listing, 'true');
     expect(again.structured.error).toMatchObject({ code: 'session_ended', delivery: 'not_sent' });
     expect(existsSync(marker)).toBe(false);
-    expect(readdirSync(scope.server.registryDir).filter((n) => n.startsWith('ssh.'))).toEqual([]);
+    await waitUntil(
+      () => readdirSync(scope.server.registryDir).every((n) => !n.startsWith('ssh.')) || undefined,
+      10_000,
+      "the relay's private directory removed",
+    );
   });
 
   it('a dropped network: the client gives up, the pane is unlisted, calls refused, and the far helper stops its runs on its own', async () => {

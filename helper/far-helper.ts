@@ -178,13 +178,14 @@ function serve(cx: Serving): void {
   const alive = shellAlive(args);
   const links = new Set<Socket>();
   let ended = false;
+  const audit = new FarAuditLog(auditPath(), control);
   const service: HelperService = new HelperService({
     record,
     secret: Buffer.from(record.secret, 'hex'),
     shell,
     journal,
     log,
-    audit: new FarAuditLog(auditPath(), control),
+    audit,
     alive,
     onRevoke: () => end('revoked'),
   });
@@ -196,6 +197,7 @@ function serve(cx: Serving): void {
     if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
     else service.shutdown(why === 'the ssh session ended' ? 'the ssh session ended' : 'the enrolled shell has exited');
     const finish = (): void => {
+      audit.flush();
       control.close();
       for (const l of links) l.destroy();
       channelFiles(args.base).forEach(removeQuietly);

@@ -59,12 +59,14 @@ export function farEntry(raw: unknown, rec: EnrollmentRecord): AuditEntry | stri
   return { ...rest, run_id: e.run_id, outcome: e.outcome, pane_id: rec.pane_id, host: listedHost(rec) };
 }
 
-/** Appends the far end's entries to the local trail, at a bounded rate; logs what it refuses or cannot write. */
+/** Appends the far end's entries to the local trail (just after the I/O of the turn they came in), at a bounded rate; logs what it refuses or cannot write. */
 export class RelayAudit {
   private readonly trail: AuditLog;
   private tokens = BURST;
   private last = Date.now();
   private dropped = 0;
+  /** Entries checked and not yet written: written after the turn's I/O, so a reply being piped goes first. */
+  private pending: AuditEntry[] = [];
 
   constructor(
     path: string,
@@ -90,10 +92,17 @@ export class RelayAudit {
     }
     const e = farEntry(raw, rec);
     if (typeof e === 'string') return this.log(`refused an audit entry of the far end: ${e}`);
-    try {
-      this.trail.append(e);
-    } catch (err) {
-      this.log((err as Error).message);
+    if (this.pending.push(e) === 1) setImmediate(() => this.flush());
+  }
+
+  /** Writes what is pending (also when the relay closes). */
+  flush(): void {
+    for (const e of this.pending.splice(0)) {
+      try {
+        this.trail.append(e);
+      } catch (err) {
+        this.log((err as Error).message);
+      }
     }
   }
 }

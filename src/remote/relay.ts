@@ -305,6 +305,7 @@ export class Relay {
     if (this.closed) return;
     this.closed = true;
     if (this.served) this.unpublish(this.served, 'the ssh session ended');
+    this.audit.flush();
     this.server?.close();
     rmSync(this.privateDir, { recursive: true, force: true });
   }

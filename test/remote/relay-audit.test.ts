@@ -84,6 +84,7 @@ describe("the relay's check of the far end's audit entries", () => {
       expect(existsSync(path)).toBe(false);
       expect(said.join('\n')).toMatch(/refused an audit entry of the far end/);
       a.take({ event: 'start', run_id: RUN, outcome: 'started' }, rec);
+      a.flush();
       const lines = readFileSync(path, 'utf8').trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(statSync(path).mode & 0o777).toBe(0o600);

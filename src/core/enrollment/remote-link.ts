@@ -3,9 +3,9 @@
 // end's first connection through the forward is the control link: `hello` (who it is), the
 // relay's `welcome` (the enrollment record, secret included, and the relay's CLOCK_MONOTONIC) or `refused` (why not), the far
 // end's `ready` (its service is up: the pane is published), `want` (open one more data
-// connection), the relay's `beat` (the link lives), and the far end's `audit` (one entry of its audit trail, for the local trail:
-// src/remote/relay-audit.ts checks it). Every other connection starts with `data` and its key, then carries the
-// broker-helper protocol unchanged, end to end.
+// connection), the relay's `beat` (the link lives), and the far end's `audit` (one entry of its
+// audit trail for the local one: src/remote/relay-audit.ts checks it). Every other connection
+// starts with `data` and its key, then carries the broker-helper protocol unchanged, end to end.
 import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
 

@@ -145,8 +145,17 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
     ok((await callRun(mcp.client, listing, `echo ${marker}`)).structured);
     await pane.type(`echo typed-by-the-person-${process.pid}`, { enter: true });
     await pane.waitFor((s) => s.includes(`\ntyped-by-the-person-${process.pid}`));
+    // A run still going when the person types exit: stopped, and its end entry still reaches here.
+    const held = await sleeper(listing, 'exit');
     await pane.type('exit', { enter: true });
     await pane.waitForPrompt(); // exit is not held up
+    await groupGone(held.pgid, 10_000);
+    const stoppedEnd = await waitUntil(
+      () => auditEntries(scope.server).find((e) => e.run_id === held.runId && e.event === 'end'),
+      10_000,
+      "the stopped run's end entry here",
+    );
+    expect(stoppedEnd).toMatchObject({ pane_id: pane.id, host, outcome: 'shell_exited' });
     const text = await waitUntil(
       () =>
         existsSync(hist) && readFileSync(hist, 'utf8').includes(`typed-by-the-person-${process.pid}`)

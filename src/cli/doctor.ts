@@ -304,7 +304,9 @@ Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, the shells panes
 installed is said and passes; none that can enroll fails), a private registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
 panes answer, why the pane doctor runs in is not enrolled when its bash refused where that
 may not have been seen (ble.sh), and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
-does not fail doctor when bwrap is missing). Exits 0 when all is well, 1 otherwise.
+does not fail doctor when bwrap is missing), and the hosts set up for tmux-run ssh (a warning,
+remote_unavailable, for one set up by another build of tmux-run). Exits 0 when all is well, 1
+otherwise.
 
 Options:
   --json      print an array of {check, ok, detail, fix} (and warning: true on a warning)

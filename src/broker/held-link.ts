@@ -203,8 +203,7 @@ async function linkLost(s: Talk, settle: (r: LongResult) => void, e?: Error): Pr
   const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
   if (s.settled) return;
   const why = e ? ` (${e.message})` : '';
-  const ended = await sessionEnded(rec, 0);
-  if (s.settled) return;
+  const ended = sessionEnded(rec);
   if (ended)
     return settle(
       failure(
@@ -244,7 +243,7 @@ async function noHelper(ctx: RunContext, rec: EnrollmentRecord, runId: string, e
         completion: { state: 'unobserved' },
       },
     );
-  const ended = await sessionEnded(rec, 0);
+  const ended = sessionEnded(rec);
   if (ended)
     return failure(
       'session_ended',

@@ -212,8 +212,7 @@ class RunExchange {
     const { pgid, answered } = this;
     const why = e ? ` (${e.message})` : '';
     // A pane on another host whose ssh session ended (afterHelperLoss waited for it to show).
-    const ended = await sessionEnded(rec, 0);
-    if (this.settled) return;
+    const ended = sessionEnded(rec);
     if (ended) return this.sessionEnded(ended);
     if (!reaped)
       this.auditEnd(

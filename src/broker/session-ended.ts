@@ -1,7 +1,8 @@
 // `session_ended`: what a call learns when its pane was on another host and the ssh session that
 // carried it is gone (docs/remote.md, "When the session ends"). A call under way sees its link
-// break; the ssh client exits as its sockets close, so the broker looks here for a moment before it
-// says helper_lost. A call that comes after finds no record (the relay took it down): the broker
+// break; the ssh client exits as its sockets close, and the broker, which gives a lost helper a
+// moment to show dead (run-exchange.ts afterHelperLoss: for a remote pane, its session), asks here
+// before it says helper_lost. A call that comes after finds no record (the relay took it down): the broker
 // remembers the remote panes it listed or resolved (their generation, pane and binding, in memory,
 // a bounded number) and, while that session is over, says so instead of not_enrolled. A fresh broker
 // that never saw the pane can only say not_enrolled.
@@ -10,9 +11,6 @@ import type { RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { sessionOver } from '../core/enrollment/remote-listing.js';
 import type { Target } from './result.js';
 
-/** How long a broken link waits for its ssh session's end to show (the client's exit after its sockets close). */
-const SESSION_END_WAIT_MS = 1000;
-const POLL_MS = 25;
 /** How many remote panes a broker remembers (the oldest forgotten first). */
 const REMEMBERED = 256;
 
@@ -46,14 +44,7 @@ export function endedTarget(target: Target): string | undefined {
   return over && endedWords(target.id, s.remote, over);
 }
 
-/** For a link to a remote pane that broke: why its ssh session is over, once that shows (within a moment), or undefined. */
-export async function sessionEnded(rec: EnrollmentRecord, waitMs = SESSION_END_WAIT_MS): Promise<string | undefined> {
-  const b = rec.remote;
-  if (!b) return undefined;
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const over = sessionOver(b);
-    if (over || Date.now() >= until) return over;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+/** For a link to a remote pane that broke: why its ssh session is over, or undefined (a local pane, or the session lives). */
+export function sessionEnded(rec: EnrollmentRecord): string | undefined {
+  return rec.remote ? sessionOver(rec.remote) : undefined;
 }

@@ -1,12 +1,14 @@
 // A pane on another host, its trail and its endings: the far end's audit entries in the local
 // trail with the host (the far end keeps its copy), the modes of the sockets at each end, nothing
-// of the agent's in the remote history, and the two endings a person meets besides `exit` and a
-// killed ssh: a closed pane and a dropped network. In each, the pane is listed no more within
-// seconds, calls are refused `session_ended`, and the far helper stops the process group of every
-// run it started (checked by its pgid in /proc: the far end is this machine under another user).
+// of the agent's in the remote history, who cannot stand in for the session (a live socket of
+// another process beside it, the person's ControlMaster, another process of the remote user on the
+// session's socket), and the two endings a person meets besides `exit` and a killed ssh: a closed
+// pane and a dropped network. In each, the pane is listed no more within seconds, calls are refused
+// `session_ended`, and the far helper stops the process group of every run it started (checked by
+// its pgid in /proc: the far end is this machine under another user).
 import { describe, expect, it, beforeAll } from 'vitest';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { useServer } from '../../lab/lifecycle.js';
@@ -16,7 +18,8 @@ import { ok } from '../mcp/support.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { groupGone, groupMembers } from '../../lab/processes.js';
 import { CLI_BIN, productEnv } from '../../lab/product.js';
-import { sshdAvailable } from './sshd.js';
+import { asUser, sshdAvailable } from './sshd.js';
+import { encodeFrame } from '../../src/core/protocol/framing.js';
 import { remoteListings, useRemote } from './support.js';
 import { start, wait, runIdOf } from '../long/support.js';
 import { LINK_SILENT_MS } from '../../src/core/enrollment/remote-link.js';
@@ -209,6 +212,59 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
       await run('/usr/bin/ssh', ['-F', remote.sshd.clientConfig, '-S', master, '-O', 'exit', USER]).catch(() => {});
       rmSync(fake, { force: true });
     }
+  });
+
+  it("another process of the remote user on the session's socket can write no audit entry here and gets no data link", async () => {
+    const { pane, listing } = await session();
+    const forged = 'f'.repeat(32);
+    const frames = join(remote.user.home, `frames-${process.pid}`);
+    const got = join(remote.user.home, `got-${process.pid}`);
+    // Each frame on a connection of its own, as the first thing said on it: an audit entry (only the
+    // control link may carry one), a data link with a key that is not the enrollment's.
+    const list = [
+      encodeFrame({ type: 'audit', entry: { event: 'start', run_id: forged, outcome: 'started' } }),
+      encodeFrame({ type: 'data', key: '0'.repeat(32) }),
+    ];
+    writeFileSync(
+      frames,
+      Buffer.concat(list.map((f) => Buffer.concat([Buffer.from([f.length >> 8, f.length & 255]), f]))),
+    );
+    chownSync(frames, remote.user.uid, remote.user.uid);
+    const script = [
+      'import socket, os, glob',
+      `data = open('${frames}', 'rb').read()`,
+      'frames = []',
+      'while data:',
+      '  n = data[0] * 256 + data[1]; frames.append(data[2:2 + n]); data = data[2 + n:]',
+      'out = []',
+      `for path in glob.glob('${forwardDir()}/*.sock'):`,
+      '  for f in frames:',
+      '    s = socket.socket(socket.AF_UNIX)',
+      '    try:',
+      '      s.connect(path)',
+      '    except OSError:',
+      '      break',
+      '    s.sendall(f); s.settimeout(5)',
+      '    try:',
+      "      r = 'closed' if s.recv(65536) == b'' else 'answered'",
+      '    except socket.timeout:',
+      "      r = 'open'",
+      '    except OSError:',
+      "      r = 'closed'",
+      "    out.append('%s %s' % (os.path.basename(path), r))",
+      '    s.close()',
+      `open('${got}', 'w').write('\\n'.join(out))`,
+    ].join('\n');
+    asUser(remote.user, ['python3', '-c', script]);
+    const answers = readFileSync(got, 'utf8').split('\n').filter(Boolean);
+    expect(answers.length).toBeGreaterThanOrEqual(2); // the live session's socket, each frame
+    for (const a of answers) expect(a).toMatch(/ closed$/); // nothing answered: the relay dropped the connection
+    await new Promise((r) => setTimeout(r, 300));
+    expect(auditEntries(scope.server).filter((e) => e.run_id === forged)).toEqual([]);
+    // The session goes on.
+    expect(ok((await callRun(mcp.client, listing, 'echo still')).structured).stdout.data).toBe('still\n');
+    await pane.type('exit', { enter: true });
+    await pane.waitForPrompt();
   });
 
   it('a closed pane: unlisted within seconds, calls refused session_ended, no run left on the host', async () => {

@@ -93,4 +93,23 @@ describe("the relay's check of the far end's audit entries", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('takes at most a burst of 2000 entries at once, then 200 a second: a far end cannot fill the disk here at link speed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trr-relay-audit-'));
+    try {
+      const path = join(dir, 'audit.jsonl');
+      const said: string[] = [];
+      const a = new RelayAudit(path, (l) => said.push(l));
+      const t0 = Date.now();
+      for (let i = 0; i < 3000; i++) a.take({ run_id: RUN, outcome: 'started', n: i }, rec);
+      a.flush();
+      const refilled = Math.ceil(((Date.now() - t0) / 1000) * 200) + 1;
+      const written = readFileSync(path, 'utf8').trim().split('\n').length;
+      expect(written).toBeGreaterThanOrEqual(2000);
+      expect(written).toBeLessThanOrEqual(2000 + refilled);
+      expect(said.join('\n')).toMatch(/faster than 200 a second: dropping/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

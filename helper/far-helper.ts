@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { channelFiles, checkRegistryDir, journalPath } from '../src/core/enrollment/layout.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
-import { AuditLog, auditPath } from '../src/core/audit/audit-log.js';
+import { auditPath } from '../src/core/audit/audit-log.js';
 import { RunJournal } from '../src/core/enrollment/run-journal.js';
 import { bootId, procStat } from '../src/core/os/proc.js';
 import { BUILD_ID } from '../src/core/protocol/build.js';
@@ -33,6 +33,8 @@ import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
 import { FarScreen } from './remote/far-screen.js';
+import { FarAuditLog } from './remote/far-audit.js';
+import { watchLink } from './remote/link-watch.js';
 
 /** The line the snippet knows as "not a tmux-run ssh session": it then says nothing (shell/tmux-run.zsh). */
 export const NOT_A_SESSION = 'not a tmux-run ssh session';
@@ -181,13 +183,14 @@ function serve(cx: Serving): void {
   const alive = shellAlive(args);
   const links = new Set<Socket>();
   let ended = false;
+  const audit = new FarAuditLog(auditPath(), control);
   const service: HelperService = new HelperService({
     record,
     secret: Buffer.from(record.secret, 'hex'),
     shell,
     journal,
     log,
-    audit: new AuditLog(auditPath()),
+    audit,
     alive,
     onRevoke: () => end('revoked'),
   });
@@ -199,6 +202,7 @@ function serve(cx: Serving): void {
     if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
     else service.shutdown(why === 'the ssh session ended' ? 'the ssh session ended' : 'the enrolled shell has exited');
     const finish = (): void => {
+      audit.flush();
       control.close();
       for (const l of links) l.destroy();
       channelFiles(args.base).forEach(removeQuietly);
@@ -210,7 +214,12 @@ function serve(cx: Serving): void {
   };
   const openData = (): Promise<void> => (ended ? Promise.resolve() : openDataLink(cx, service, links));
   cx.screen.link(control);
+  const link = watchLink((ms) => {
+    log(`the control link was silent for ${Math.round(ms / 1000)} s: taking the session as over`);
+    end('the ssh session ended');
+  });
   control.onmessage = (raw) => {
+    link.heard();
     const m = checkRelay(raw);
     if (m?.type === 'want') void openData();
     else cx.screen.answer(m);

@@ -111,6 +111,20 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect(final.data.stdout.data).not.toContain('agent');
   });
 
+  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', async () => {
+    const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
+    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
+    await running(mcp.client, listing, id);
+    const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
+    expect(d.lines[0]).toBe('Password:');
+    expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
+    await pane.waitFor((s) => s.includes(`tmux-run attach ${id.slice(0, 8)}`), 8000);
+    await input(mcp.client, listing, id, 'hunter2\r');
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.stdout.data).toContain('length 7');
+    expect(final.data.stdout.data).not.toContain('hunter2');
+  });
+
   it('a long run: pending after wait_ms with a tail, its output read live, then tmux_run_wait has the result', async () => {
     const s = await start(mcp.client, listing, 'echo first; echo warn >&2; sleep 2; echo second; exit 4', {
       wait_ms: 1000,
@@ -134,8 +148,8 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     const id = runIdOf(await start(mcp.client, listing, marker, { wait_ms: 0 }));
     await waitUntil(() => userCmdlines(remote.user.uid).some((c) => c.includes(marker)), 10_000, 'it runs there');
     const r = await cancel(mcp.client, listing, id, 10_000);
-    const e = r.error ?? r.data;
-    expect(JSON.stringify(e)).toMatch(/cancel/);
+    expect(r.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
+    expect(r.error.effects).toMatchObject({ state: 'known', completion: { state: 'signaled', signal: 15 } });
     expect(userCmdlines(remote.user.uid).some((c) => c.includes(marker))).toBe(false);
     // The queue is free again.
     expect(ok((await callRun(mcp.client, listing, 'echo after')).structured).stdout.data).toBe('after\n');
@@ -237,6 +251,13 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
       expect(d.stdout.data).toBe('home=1\nx\n0\n');
       expect(existsSync(marker)).toBe(false);
       expect(existsSync(join(remote.user.home, '.ssh/authorized_keys'))).toBe(true);
+      // A terminal run goes into the walls too (the far end built the C waiter).
+      const t = runIdOf(
+        await start(mcp.client, listing, `touch ${marker} 2>/dev/null; echo "term=$?"; tty`, { input: 'terminal' }),
+      );
+      const final = await finalOf(mcp.client, listing, t);
+      expect(final.data.stdout.data).toMatch(/^term=1\r\n\/dev\/pts\/\d+\r\n$/);
+      expect(existsSync(marker)).toBe(false);
     } finally {
       await far('unset TMUX_RUN_SANDBOX');
     }

@@ -1,7 +1,7 @@
 // What a local pane offers, shown for zsh at the far end of one `tmux-run ssh` session (kept for the
 // whole file; the cases do not interfere): a terminal run (a Python REPL) driven through
-// tmux_run_input and tmux_run_screen, `tmux-run attach` from a local window, long, cancelled and
-// background runs with live output, tmux_runs and `tmux-run runs` / `stop`, `watch`, notices and
+// tmux_run_input and tmux_run_screen, `tmux-run attach` from a local window, long, queued, cancelled
+// and background runs with live output, tmux_runs and `tmux-run runs` / `stop`, `watch`, notices and
 // ask mode drawn by the remote shell in the pane, and the far host's sandbox.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -141,6 +141,20 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect(final.data.stdout.data).toBe('first\nsecond\n');
     expect(final.data.stderr.data).toBe('warn\n');
     expect((await readAll(mcp.client, listing, id, 'stdout')).bytes.toString()).toBe('first\nsecond\n');
+  });
+
+  it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", async () => {
+    const first = runIdOf(await start(mcp.client, listing, 'sleep 1; echo first', { wait_ms: 0 }));
+    const second = await start(mcp.client, listing, 'echo second', { wait_ms: 0 });
+    expect(second.pending).toMatchObject({ state: 'queued' });
+    const marker = join(remote.user.home, `queued-${process.pid}`);
+    const third = runIdOf(await start(mcp.client, listing, `touch ${marker}`, { wait_ms: 0 }));
+    const c = await cancel(mcp.client, listing, third);
+    expect(c.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
+    expect(c.error.effects).toMatchObject({ state: 'none', completion: { state: 'unobserved' } });
+    expect((await finalOf(mcp.client, listing, runIdOf(second))).data.stdout.data).toBe('second\n');
+    expect((await finalOf(mcp.client, listing, first)).data.stdout.data).toBe('first\n');
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('tmux_run_cancel stops a far run: its process group is gone from the host', async () => {

@@ -249,7 +249,10 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     }
   });
 
-  it("the far host's sandbox: read-only refuses a write outside its private /tmp and hides ~/.ssh", async () => {
+  it("the far host's sandbox: read-only refuses a write outside its private /tmp, hides ~/.ssh and the forward directory", async () => {
+    // The forward directory holds this session's socket, which leads to the relay here: hidden too.
+    const forward = join(remote.user.home, '.local/share/tmux-run/f');
+    expect(ok((await callRun(mcp.client, listing, `ls -A ${forward} | wc -l`)).structured).stdout.data).not.toBe('0\n');
     await far('TMUX_RUN_SANDBOX=read-only');
     try {
       const marker = join(remote.user.home, `walled-${process.pid}`);
@@ -258,11 +261,11 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
           await callRun(
             mcp.client,
             listing,
-            `touch ${marker} 2>/dev/null; echo "home=$?"; echo x > /tmp/w && cat /tmp/w; ls -A ~/.ssh | wc -l`,
+            `touch ${marker} 2>/dev/null; echo "home=$?"; echo x > /tmp/w && cat /tmp/w; ls -A ~/.ssh | wc -l; ls -A ${forward} | wc -l`,
           )
         ).structured,
       );
-      expect(d.stdout.data).toBe('home=1\nx\n0\n');
+      expect(d.stdout.data).toBe('home=1\nx\n0\n0\n');
       expect(existsSync(marker)).toBe(false);
       expect(existsSync(join(remote.user.home, '.ssh/authorized_keys'))).toBe(true);
       // A terminal run goes into the walls too (the far end built the C waiter).

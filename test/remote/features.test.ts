@@ -147,6 +147,11 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     const first = runIdOf(await start(mcp.client, listing, 'sleep 1; echo first', { wait_ms: 0 }));
     const second = await start(mcp.client, listing, 'echo second', { wait_ms: 0 });
     expect(second.pending).toMatchObject({ state: 'queued' });
+    // The listing says so, as the far end answers for it.
+    expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({
+      state: 'running',
+      queued: 1,
+    });
     const marker = join(remote.user.home, `queued-${process.pid}`);
     const third = runIdOf(await start(mcp.client, listing, `touch ${marker}`, { wait_ms: 0 }));
     const c = await cancel(mcp.client, listing, third);
@@ -233,6 +238,10 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
       const q = await pane.waitFor((s) => s.includes(QUESTION));
       expect(q).toContain('an agent (tmux-run-tests 1.0.0) asks to run a script in this shell (TMUX_RUN_APPROVE=ask)');
       expect(existsSync(marker)).toBe(false);
+      expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({
+        state: 'awaiting_approval',
+        mode: 'ask',
+      });
       await press(pane, 'y');
       const d = ok((await call).structured);
       expect(d.stdout.data).toBe('approved\n');
@@ -255,6 +264,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect(ok((await callRun(mcp.client, listing, `ls -A ${forward} | wc -l`)).structured).stdout.data).not.toBe('0\n');
     await far('TMUX_RUN_SANDBOX=read-only');
     try {
+      expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({ sandbox: 'read-only' });
       const marker = join(remote.user.home, `walled-${process.pid}`);
       const d = ok(
         (

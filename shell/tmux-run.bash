@@ -104,7 +104,8 @@ _tmux_run_enroll() {
     _tmux_run_refuse "this bash is not interactive"
     return 1
   fi
-  if [[ -z ${TMUX-} || -z ${TMUX_PANE-} ]]; then
+  # At the far end of a `tmux-run ssh` session (shell/remote/tmux-run-remote.bash), the pane is the local one.
+  if [[ -z ${_tmux_run_remote-} ]] && [[ -z ${TMUX-} || -z ${TMUX_PANE-} ]]; then
     _tmux_run_refuse "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     return 1
   fi
@@ -224,6 +225,7 @@ _tmux_run_launch() {
       export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
       [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE
       [[ -n $wake ]] && export TMUX_RUN_WAKE=$wake
+      [[ -n ${_tmux_run_remote-} ]] && export TMUX_RUN_REMOTE=$_tmux_run_remote
       exec "$node" --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- \
         "$main" "$base" "$$" bash </dev/null >>"$base.log" 2>&1
     ) &

@@ -33,7 +33,10 @@ function _tmux_run_refusal --description 'tmux-run: prints why this fish cannot 
             test "$v[1]" -eq 3; and test "$v[2]" -lt 4 2>/dev/null
         end
         echo "fish $version is too old; fish 3.4 or newer is required"
-    else if test -z "$TMUX"; or test -z "$TMUX_PANE"
+    else if not set -q _tmux_run_remote[1]; and begin
+            # (At the far end of a `tmux-run ssh` session, shell/remote/tmux-run-remote.fish, the pane is the local one.)
+            test -z "$TMUX"; or test -z "$TMUX_PANE"
+        end
         echo "this shell is not running inside tmux (TMUX and TMUX_PANE are unset)"
     end
 end
@@ -180,6 +183,7 @@ function _tmux_run_launch --argument-names base main node wake wait --descriptio
         set -lx MALLOC_MMAP_THRESHOLD_ 32768
         set -q TMUX_RUN_IDLE; and set -lx TMUX_RUN_IDLE $TMUX_RUN_IDLE
         test -n "$wake"; and set -lx TMUX_RUN_WAKE $wake
+        set -q _tmux_run_remote[1]; and set -lx TMUX_RUN_REMOTE $_tmux_run_remote
         set -l cmd $node
         test -n "$wait"; and set cmd /bin/sh -c 'i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$1/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; shift; exec "$@"' sh $fish_pid $node
         command $cmd --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
@@ -646,7 +650,13 @@ function _tmux_run_starting --description 'tmux-run: the helper is starting'
     set -l reason
     test -r $_tmux_run_base.log; and set reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
     test -n "$reason"; or set reason "it printed nothing"
-    _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
+    set reason (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason)
+    # At the far end, a login that is not a `tmux-run ssh` session: nothing to enroll, nothing to say.
+    if set -q _tmux_run_remote[1]; and string match -q 'not a tmux-run ssh session*' -- $reason
+        _tmux_run_teardown
+        return 0
+    end
+    _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- $reason)
 end
 
 # _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once, undoes

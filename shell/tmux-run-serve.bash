@@ -458,7 +458,9 @@ _tmux_run_failed() {
 # enrollment, and starts the orphan sweep (src/broker/shell-sweep.ts), which stops the runs it
 # held and removes the enrollment's record, socket and run journal once it has read them.
 _tmux_run_lost() {
-  local pane=$TMUX_PANE dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
+  local REPLY
+  _tmux_run_pane_name
+  local pane=$REPLY dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
   local sweep=$_tmux_run_root/dist/src/broker/shell-sweep-main.js
   if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
     _tmux_run_teardown keep-record
@@ -470,7 +472,7 @@ _tmux_run_lost() {
   else
     _tmux_run_teardown
   fi
-  printf '%s\n' "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)" >&2
+  printf '%s\n' "tmux-run: the helper for $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)" >&2
   return 0
 }
 
@@ -585,7 +587,9 @@ _tmux_run_wake_pending() {
 # record goes, so the broker that asked refuses the call, wake_failed, with nothing run), the log is
 # kept, and the pane is told once, before the next prompt.
 _tmux_run_wake_failed() {
-  _tmux_run_failed "$1" "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+  local REPLY
+  _tmux_run_pane_name
+  _tmux_run_failed "$1" "the helper for $REPLY could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 }
 
 [[ $_tmux_run_aliases == on ]] && shopt -s expand_aliases

@@ -120,13 +120,17 @@ _tmux_run_enroll() {
   # (Enrolled after all, in a bash started from a refused one: doctor is not to say otherwise.)
   [[ -n ${TMUX_RUN_REFUSED-} ]] && unset TMUX_RUN_REFUSED
   if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
-    printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+    local REPLY
+    _tmux_run_pane_name
+    printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
     return 0
   fi
   if [[ -n ${_tmux_run_helper_pid-} ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
+    local REPLY
+    _tmux_run_pane_name
     [[ -n ${_tmux_run_generation-} ]] &&
-      printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
+      printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation)" >&2
     return 0
   fi
   # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
@@ -258,6 +262,12 @@ _tmux_run_write_check() {
   else
     printf 'screen %s\n' "${_tmux_run_exact_why//[[:cntrl:]]/ }" 2>/dev/null >|"$1.check"
   fi
+}
+
+# _tmux_run_pane_name: sets REPLY to how messages name this pane: its tmux id, or at the far end
+# of a `tmux-run ssh` session (no tmux of the pane's here) the session's pane.
+_tmux_run_pane_name() {
+  if [[ -n ${_tmux_run_remote-} ]]; then REPLY="the pane of this ssh session"; else REPLY="pane $TMUX_PANE"; fi
 }
 
 # _tmux_run_dir: sets REPLY to the registry directory (as src/core/enrollment/layout.ts decides).
@@ -603,7 +613,9 @@ tmux_run_unenroll() {
     return 1
   fi
   _tmux_run_serve || return 1
-  local pane=$TMUX_PANE pid=$_tmux_run_helper_pid i=0
+  local REPLY pid=$_tmux_run_helper_pid i=0
+  _tmux_run_pane_name
+  local pane=$REPLY
   # Dormant: no helper to stop (its pid may be another process's by now).
   [[ -n ${_tmux_run_dormant-} ]] && pid=
   # The helper removes its record first thing on SIGTERM, and lets a run it serves report its end.
@@ -612,7 +624,7 @@ tmux_run_unenroll() {
   _tmux_run_hook_prompt remove
   while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ((i++ < 80)); do command sleep 0.05; done
   [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  printf '%s\n' "tmux-run: pane $pane unenrolled"
+  printf '%s\n' "tmux-run: $pane unenrolled"
   return 0
 }
 

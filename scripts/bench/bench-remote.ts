@@ -1,17 +1,20 @@
 // scripts/bench/bench-remote.ts: what a pane on another host costs per run (a section of `npm run
 // bench`, also runnable alone: `npx tsx scripts/bench/bench-remote.ts [--n 60]`; as root, with
 // sshd and ssh: it starts a private sshd and a remote user, test/remote/sshd.ts; without them the
-// section is skipped and says why). The round trip of `true` through tmux-run-mcp in a local zsh
-// pane and in a zsh at the far end of `tmux-run ssh` over loopback (the link kept open), each with
-// a start-up file of one prompt line and notices as the bench's, interleaved call by call (the order swapped each pair), 20
-// ms apart (bench-common.ts), so that both see the same machine; medians, ratio and difference.
+// section is skipped and says why; `--shell fish|bash-screen` for a shell on the screen check,
+// whose far pane the relay reads: src/remote/relay-screen.ts). The round trip of `true` through
+// tmux-run-mcp in a local pane and at the far end of `tmux-run ssh` over loopback (the link kept
+// open), the same shell on both sides, each with a start-up file of one prompt line and notices
+// as the bench's, interleaved call by call (the order swapped each pair), 20 ms apart
+// (bench-common.ts), so that both see the same machine; medians, ratio and difference. bash-screen
+// is bash without its builtin (TMUX_RUN_NATIVE=off on both sides).
 //
 // Not quite like for like, by design: a local helper publishes the pane's status file in the local
 // registry when a run starts and ends (helper/status.ts), which a listing reads instead of asking;
 // the far helper can reach nothing local, so it writes none (a listing asks it through the relay).
 // The section times that write alone (writeStatus into a private directory) to say what it is.
 import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,15 +27,65 @@ import { waitUntil } from '../../lab/waiting.js';
 import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../../lab/run-root.js';
 import { sshdAvailable, startSshd } from '../../test/remote/sshd.js';
 import { writeStatus } from '../../src/core/enrollment/pane-status.js';
+import { bashPane, enrollBash } from '../../test/bash/support.js';
+import { enrollFish, fishPane } from '../../test/fish/support.js';
+import type { Pane } from '../../lab/pane.js';
+import type { TmuxServer } from '../../lab/server.js';
 import { median } from './bench-enroll.js';
 import { NOTIFY, sideBySidePause } from './bench-common.js';
 
 const run = promisify(execFile);
-const USER = 'trr-bench';
+
+/** The shell on both sides (bash-screen: bash without its builtin, on the screen check). */
+export type RemoteShell = 'zsh' | 'fish' | 'bash-screen';
+
+/** Per shell: the remote user, its login shell and start-up file, and the local pane enrolled beside it. */
+const SHELLS: Record<
+  RemoteShell,
+  { user: string; login: string; rc: () => [string, string]; local: (server: TmuxServer) => Promise<Pane> }
+> = {
+  zsh: {
+    user: 'trr-bench',
+    login: '/usr/bin/zsh',
+    rc: () => ['.zshrc', `PROMPT='$ '\nTMUX_RUN_NOTIFY=${NOTIFY}\n`],
+    local: async (server) => {
+      const p = await server.newPane();
+      await enroll(p);
+      return p;
+    },
+  },
+  fish: {
+    user: 'trr-bench-fish',
+    login: '/usr/bin/fish',
+    rc: () => [
+      '.config/fish/config.fish',
+      `set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\nset -g TMUX_RUN_NOTIFY ${NOTIFY}\n`,
+    ],
+    local: async (server) => {
+      const p = await fishPane(server, { config: `set -g TMUX_RUN_NOTIFY ${NOTIFY}\n` });
+      await enrollFish(p);
+      return p;
+    },
+  },
+  'bash-screen': {
+    user: 'trr-bench-bashs',
+    login: '/bin/bash',
+    rc: () => [
+      '.bashrc',
+      `${readFileSync('/etc/skel/.bashrc', 'utf8')}\nPS1='$ '\nexport TMUX_RUN_NATIVE=off\nTMUX_RUN_NOTIFY=${NOTIFY}\n`,
+    ],
+    local: async (server) => {
+      const p = await bashPane(server, { env: { TMUX_RUN_NATIVE: 'off' }, rc: `TMUX_RUN_NOTIFY=${NOTIFY}` });
+      await enrollBash(p);
+      return p;
+    },
+  },
+};
 
 export type RemoteCost =
-  | { skipped: string }
+  | { skipped: string; shell?: RemoteShell }
   | {
+      shell?: RemoteShell;
       n: number;
       local_ms: number[];
       remote_ms: number[];
@@ -64,23 +117,30 @@ function statusWriteUs(k: number): number {
   }
 }
 
-export async function remoteCost(n: number): Promise<RemoteCost> {
+export async function remoteCost(n: number, shell: RemoteShell = 'zsh'): Promise<RemoteCost> {
   const skip = sshdAvailable();
-  if (skip) return { skipped: skip };
-  const rc = `PROMPT='$ '\nTMUX_RUN_NOTIFY=${NOTIFY}\n`;
+  if (skip) return { skipped: skip, shell };
+  const S = SHELLS[shell];
   const scope = await openScope({ env: { TMUX_RUN_NOTIFY: NOTIFY } });
-  const sshd = await startSshd({ users: [{ name: USER, shell: '/usr/bin/zsh' }], acceptEnv: 'fedora' });
+  const sshd = await startSshd({ users: [{ name: S.user, shell: S.login }], acceptEnv: 'fedora' });
   try {
     const u = sshd.users[0]!;
-    writeFileSync(join(u.home, '.zshrc'), rc);
-    chownSync(join(u.home, '.zshrc'), u.uid, u.uid);
-    await run(process.execPath, [CLI_BIN, 'setup', '--remote', '-F', sshd.clientConfig, USER], {
+    const [file, text] = S.rc();
+    // The start-up file and the folders it is in, the user's own.
+    let dir = '';
+    for (const part of file.split('/').slice(0, -1)) {
+      dir = join(dir, part);
+      mkdirSync(join(u.home, dir), { recursive: true });
+      chownSync(join(u.home, dir), u.uid, u.uid);
+    }
+    writeFileSync(join(u.home, file), text);
+    chownSync(join(u.home, file), u.uid, u.uid);
+    await run(process.execPath, [CLI_BIN, 'setup', '--remote', '-F', sshd.clientConfig, S.user], {
       env: productEnv(scope.server),
     });
-    const local = await scope.server.newPane();
-    await enroll(local);
+    const local = await S.local(scope.server);
     const far = await scope.server.newPane();
-    await far.type(`${process.execPath} ${CLI_BIN} ssh -F ${sshd.clientConfig} ${USER}`, { enter: true });
+    await far.type(`${process.execPath} ${CLI_BIN} ssh -F ${sshd.clientConfig} ${S.user}`, { enter: true });
     const mcp = await scope.startMcp({ clientName: 'tmux-run-bench' });
     const panes = await waitUntil(
       async () => {
@@ -92,6 +152,8 @@ export async function remoteCost(n: number): Promise<RemoteCost> {
       20_000,
       'both panes listed',
     );
+    if (panes.a.editor_check !== panes.b.editor_check)
+      throw new Error(`the checks differ: local ${panes.a.editor_check}, far ${panes.b.editor_check}`);
     const time = async (p: typeof panes.a): Promise<number> => {
       const t0 = performance.now();
       const r = await callRun(mcp.client, p, 'true');
@@ -113,6 +175,7 @@ export async function remoteCost(n: number): Promise<RemoteCost> {
     }
     await far.type('exit', { enter: true });
     return {
+      shell,
       n,
       local_ms: loc,
       remote_ms: rem,
@@ -127,22 +190,32 @@ export async function remoteCost(n: number): Promise<RemoteCost> {
 
 /** Table rows (markdown) for the bench's report. */
 export function remoteCostLines(c: RemoteCost): string[] {
-  if ('skipped' in c) return [`| a remote pane's run of true vs a local pane's | skipped: ${c.skipped} | | |`];
+  const shell = c.shell ?? 'zsh';
+  const name = shell === 'bash-screen' ? 'bash on the screen check' : shell;
+  if ('skipped' in c)
+    return [`| a remote pane's run of true vs a local pane's (${name}) | skipped: ${c.skipped} | | |`];
   const [l, r] = [median(c.local_ms), median(c.remote_ms)];
   return [
-    `| tmux_run of true: local zsh / zsh at the far end of tmux-run ssh over loopback (ms, medians, n=${c.n} each, interleaved; load ${c.loadavg[0]}) | ${l.toFixed(2)} / ${r.toFixed(2)} (x${(r / l).toFixed(2)}, ${r - l >= 0 ? '+' : ''}${(r - l).toFixed(2)} ms) | <= +1 ms | ${r - l <= 1 ? 'pass' : 'MISS'} |`,
-    `| one status file write of a local helper, two per run; a far helper writes none (us, median) | ${c.status_write_us.toFixed(0)} | | |`,
+    `| tmux_run of true: local ${name} / ${name} at the far end of tmux-run ssh over loopback (ms, medians, n=${c.n} each, interleaved; load ${c.loadavg[0]}) | ${l.toFixed(2)} / ${r.toFixed(2)} (x${(r / l).toFixed(2)}, ${r - l >= 0 ? '+' : ''}${(r - l).toFixed(2)} ms) | <= +1 ms | ${r - l <= 1 ? 'pass' : 'MISS'} |`,
+    ...(shell === 'zsh'
+      ? [
+          `| one status file write of a local helper, two per run; a far helper writes none (us, median) | ${c.status_write_us.toFixed(0)} | | |`,
+        ]
+      : []),
   ];
 }
 
-// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N]` prints the rows and the JSON.
+// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N] [--shell zsh|fish|bash-screen]` prints the rows and the JSON.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const i = process.argv.indexOf('--n');
   const n = i >= 0 ? Number(process.argv[i + 1]) : 60;
   const root = makeRunRoot('tmux-run-bench-remote-');
   process.env[RUN_ROOT_VAR] = root;
   try {
-    const c = await remoteCost(n);
+    const j = process.argv.indexOf('--shell');
+    const shell = (j >= 0 ? process.argv[j + 1] : 'zsh') as RemoteShell;
+    if (!(shell in SHELLS)) throw new Error('--shell zsh, fish or bash-screen');
+    const c = await remoteCost(n, shell);
     console.log(remoteCostLines(c).join('\n'));
     console.log(JSON.stringify(c));
   } finally {

@@ -52,6 +52,7 @@ export function report(m: Metrics): void {
     ...(m.start ? startCostLines(m.start) : []),
     ...(m.dormant ? dormantCostLines(m.dormant) : []),
     ...(m.remote ? remoteCostLines(m.remote) : []),
+    ...(m.remote_screen ?? []).flatMap(remoteCostLines),
     ...traceLines(m),
     '',
     `| target | goal | measured | result |`,

@@ -131,6 +131,12 @@ try {
   );
   m.remote = await remoteCost(QUICK ? 10 : 100);
   if ('skipped' in m.remote) progress(`the remote pane's cost is not measured: ${m.remote.skipped}`);
+  else {
+    progress('the same with fish, then bash without its builtin: the screen check, read by the relay');
+    m.remote_screen = [];
+    for (const shell of ['fish', 'bash-screen'] as const)
+      m.remote_screen.push(await remoteCost(QUICK ? 10 : 60, shell));
+  }
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);
   // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
   // runs after some seconds without work); the helper's malloc settings then give it back.

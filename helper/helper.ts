@@ -28,6 +28,7 @@ import { log } from './log/log.js';
 import type { Shell } from './shell/shell.js';
 import { wakeEnrollment, wakeRecord } from './wake.js';
 import { idleSetting, watchIdle } from './dormancy.js';
+import { formatIdle, NEVER_SLEEPS } from '../src/core/enrollment/idle-time.js';
 import { runFarHelper } from './far-helper.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
@@ -138,6 +139,7 @@ function enrolled(start: Started, served: Served, server: Server): void {
   internalFail = (e: Error) => end(`internal error: ${e.stack ?? e.message}`, 1);
   shell.ready(record.generation, enrollment);
   const idleMs = idleSetting(woken !== undefined, (text) => shell.tell(text));
+  status.idleTime(idleMs === null ? NEVER_SLEEPS : formatIdle(idleMs));
   if (idleMs !== null) {
     watchIdle({
       idleMs,

@@ -13,6 +13,7 @@ export class StatusPublisher {
   private closed = false;
   private readonly start: string;
   private promptRefused: string | undefined;
+  private sleepsAfter: string | undefined;
 
   constructor(
     private readonly dir: string,
@@ -36,6 +37,12 @@ export class StatusPublisher {
   /** The screen check found it cannot serve the shell's prompt: listings say why. */
   refusePrompt(reason: string): void {
     this.promptRefused = reason;
+    this.set(this.next);
+  }
+
+  /** The idle time the helper took (`10m`, or `never`): listings say when the pane may go dormant. */
+  idleTime(sleepsAfter: string): void {
+    this.sleepsAfter = sleepsAfter;
     this.set(this.next);
   }
 
@@ -99,6 +106,7 @@ export class StatusPublisher {
       queued: this.next.queued,
       ...(this.next.admitted ? { admitted: this.next.admitted } : {}),
       ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
+      ...(this.sleepsAfter ? { sleeps_after: this.sleepsAfter } : {}),
     };
   }
 }

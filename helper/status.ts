@@ -40,10 +40,9 @@ export class StatusPublisher {
     this.set(this.next);
   }
 
-  /** The idle time the helper took (`10m`, or `never`): listings say when the pane may go dormant. */
+  /** The idle time the helper took (`10m`, or `never`), said from the next write on: listings say when the pane may go dormant. */
   idleTime(sleepsAfter: string): void {
     this.sleepsAfter = sleepsAfter;
-    this.set(this.next);
   }
 
   /**

@@ -40,7 +40,7 @@ interface ShellCase {
 const CASES: ShellCase[] = [
   {
     shell: 'bash',
-    user: 'trr-bash-features',
+    user: 'trr-bash-sf',
     path: '/bin/bash',
     rc: {
       file: '.bashrc',
@@ -51,7 +51,7 @@ const CASES: ShellCase[] = [
   },
   {
     shell: 'fish',
-    user: 'trr-fish-features',
+    user: 'trr-fish-sf',
     path: '/usr/bin/fish',
     // (fish reads no ~/.profile; its config.fish is written before setup, below.)
     rc: { file: '.profile', text: '' },

@@ -62,16 +62,20 @@ export interface FirstPromptCost {
   runs: Record<string, { first_prompt_ms: number[]; first_command_ms: number[] }>;
 }
 
-/** BEFORE's snippet in a directory of its own beside this tree's dist (a snippet finds dist/ next to shell/). */
+/** BEFORE's snippet in a directory of its own beside this tree's dist (a snippet finds dist/ and the rest of itself next to shell/). */
 function beforeSnippet(dir: string, shell: ShellKind): string | undefined {
+  const before = process.env.TMUX_RUN_BENCH_BEFORE ?? FIRST_PROMPT_BEFORE;
   try {
-    const text = execFileSync('git', ['-C', ROOT, 'show', `${FIRST_PROMPT_BEFORE}:shell/tmux-run.${shell}`], {
-      encoding: 'utf8',
-    });
+    const names = execFileSync('git', ['-C', ROOT, 'ls-tree', '--name-only', `${before}:shell/`], { encoding: 'utf8' })
+      .split('\n')
+      .filter((n) => /^tmux-run[a-z-]*\.(bash|fish)$/.test(n));
     mkdirSync(join(dir, 'shell'), { recursive: true });
     if (!existsSync(join(dir, 'dist'))) symlinkSync(join(ROOT, 'dist'), join(dir, 'dist'));
-    writeFileSync(join(dir, 'shell', `tmux-run.${shell}`), text);
-    return join(dir, 'shell', `tmux-run.${shell}`);
+    for (const name of names) {
+      const text = execFileSync('git', ['-C', ROOT, 'show', `${before}:shell/${name}`], { encoding: 'utf8' });
+      writeFileSync(join(dir, 'shell', name), text);
+    }
+    return existsSync(join(dir, 'shell', `tmux-run.${shell}`)) ? join(dir, 'shell', `tmux-run.${shell}`) : undefined;
   } catch {
     return undefined;
   }

@@ -117,27 +117,26 @@ function _tmux_run_enroll --description 'tmux-run: enroll this pane'
 end
 
 # _tmux_run_launch BASE MAIN NODE [WAKE] [wait]: starts the helper in the background (its own process
-# group, stdin /dev/null, no other descriptor of this shell's, none of the person's NODE_OPTIONS,
-# umask 077, the person's TMUX_RUN_IDLE passed on, exported or not; with WAKE, TMUX_RUN_WAKE=WAKE: a
-# dormant enrollment started again, helper/wake.ts), forgets the job, sets _tmux_run_helper_pid and
-# _tmux_run_since (seconds since boot). With wait (the first prompt, which fish has not drawn yet):
-# /bin/sh waits until fish's reader waits for a key with none typed ahead (fish asleep in poll or
-# select, as /proc/PID/wchan shows; at most about a second), then becomes node, as zsh's helper
-# starts when its line editor first waits: a command typed at once runs first.
+# group, stdin /dev/null, no other descriptor of this shell's, umask 077), forgets the job, sets
+# _tmux_run_helper_pid and _tmux_run_since (seconds since boot). It starts as /bin/sh, which sets
+# the helper's environment (none of the person's NODE_OPTIONS, the memory settings of
+# shell/tmux-run.zsh, the person's TMUX_RUN_IDLE passed on, exported or not; with WAKE,
+# TMUX_RUN_WAKE=WAKE: a dormant enrollment started again, helper/wake.ts), so that fish exports
+# nothing anew for it, and becomes node. With wait (the first prompt, which fish has not drawn
+# yet), it first waits until fish's reader waits for a key with none typed ahead (fish asleep in
+# poll or select, as /proc/PID/wchan shows; at most about a second), as zsh's helper starts when
+# its line editor first waits: a command typed at once runs first.
 function _tmux_run_launch --argument-names base main node wake wait --description 'tmux-run: launch the helper'
     set -l saved $umask
     set -g umask 0077
-    begin
-        set -lx NODE_OPTIONS ''
-        set -lx MALLOC_ARENA_MAX 2
-        set -lx MALLOC_MMAP_THRESHOLD_ 32768
-        set -q TMUX_RUN_IDLE; and set -lx TMUX_RUN_IDLE $TMUX_RUN_IDLE
-        test -n "$wake"; and set -lx TMUX_RUN_WAKE $wake
-        set -l cmd $node
-        test -n "$wait"; and set cmd /bin/sh -c 'i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$1/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; shift; exec "$@"' sh $fish_pid $node
-        command $cmd --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
-            -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
-    end
+    set -l idle
+    set -q TMUX_RUN_IDLE; and set idle "1$TMUX_RUN_IDLE"
+    command /bin/sh -c 'if [ -n "$1" ]; then i=0; while [ $i -lt 50 ]; do w=; read -r w </proc/$4/wchan; case $w in *select* | *poll*) break ;; esac; sleep 0.02; i=$((i + 1)); done 2>/dev/null; fi
+export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
+[ -n "$2" ] && export TMUX_RUN_IDLE="${2#1}"
+[ -n "$3" ] && export TMUX_RUN_WAKE="$3"
+shift 4; exec "$@"' sh "$wait" "$idle" "$wake" $fish_pid $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt \
+        --optimize-for-size --expose-gc -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     set -l hpid $last_pid
     set -g umask $saved
     disown $hpid 2>/dev/null

@@ -6,22 +6,16 @@
 # commands, and tmux-run-serve.bash, which also reads this file, puts it back itself.
 shopt -u expand_aliases
 
-# _tmux_run_child BASE NODE MAIN [WAKE] [defer]: in the child, becomes the helper: umask 077, no
-# descriptor but /dev/null and its log (0600), the memory settings of shell/tmux-run.zsh (see
-# there; the person's NODE_OPTIONS are not for it), the person's TMUX_RUN_IDLE passed on (exported
-# or not), and with WAKE, TMUX_RUN_WAKE=WAKE (a dormant enrollment started again: helper/wake.ts).
-# Scripts never see these variables: they run with the shell's own environment, sent at dispatch.
-# With defer (a new enrollment): first writes the line check the helper is to rely on in
-# BASE.check (_tmux_run_exact_plan), then becomes node only once readline waits for a key with none
-# typed ahead, that is after the first prompt is drawn (the shell asleep in select or poll, as
-# /proc/PID/wchan shows; at most 5 seconds), as zsh's helper starts when its line editor first
-# waits: a command typed at once runs first, and Node's start competes neither with the rest of
-# .bashrc nor with the prompt. (Should PROMPT_COMMAND be replaced later in .bashrc, the helper's
-# first word, heard by the WINCH trap, puts the hook back.) It looks every 10 ms, waiting in a read
-# with a timeout from a descriptor that never has data: a new pseudo-terminal's master (/dev/ptmx,
-# no process), else the pipe of a `sleep` (one fork, here).
+# _tmux_run_child BASE NODE MAIN [WAKE] [defer]: in the child (_tmux_run_launch, which has waited
+# for the first prompt with defer), becomes the helper: umask 077, no descriptor but /dev/null and
+# its log (0600), the memory settings of shell/tmux-run.zsh (see there; the person's NODE_OPTIONS
+# are not for it), the person's TMUX_RUN_IDLE passed on (exported or not), and with WAKE,
+# TMUX_RUN_WAKE=WAKE (a dormant enrollment started again: helper/wake.ts). Scripts never see these
+# variables: they run with the shell's own environment, sent at dispatch. With defer (a new
+# enrollment), first writes the line check the helper is to rely on in BASE.check
+# (_tmux_run_exact_plan).
 _tmux_run_child() {
-  local base=$1 node=$2 main=$3 wake=${4-} defer=${5-} fd w pipe sleeper=
+  local base=$1 node=$2 main=$3 wake=${4-} defer=${5-} fd
   umask 077
   for fd in /proc/self/fd/*; do
     fd=${fd##*/}
@@ -30,24 +24,6 @@ _tmux_run_child() {
   if [[ -n $defer ]]; then
     _tmux_run_exact_plan
     _tmux_run_write_check "$base"
-    if ! exec {pipe}<>/dev/ptmx; then
-      exec {pipe}< <(exec sleep 6 </dev/null 2>/dev/null)
-      sleeper=$!
-      trap 'kill $sleeper 2>/dev/null; exit 143' TERM HUP
-    fi 2>/dev/null
-    for ((fd = 0; fd < 500; fd++)); do
-      # (No wchan any more: the shell is gone, nothing to start.)
-      w=
-      read -r w </proc/$$/wchan
-      [[ -n $w ]] || exit 0
-      [[ $w == *select* || $w == *poll* ]] && break
-      read -r -t 0.01 -u "$pipe" w
-    done 2>/dev/null
-    [[ -n $sleeper ]] && kill "$sleeper" 2>/dev/null
-    exec {pipe}<&-
-    trap - TERM HUP
-    # (The shell gone meanwhile: nothing to start.)
-    kill -0 $$ 2>/dev/null || exit 0
   fi
   export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
   [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE

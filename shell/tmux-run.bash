@@ -100,14 +100,36 @@ _tmux_run_enroll() {
 }
 
 # _tmux_run_launch BASE NODE MAIN [WAKE] [defer]: starts the helper, disowned (its pid in
-# _tmux_run_helper_pid): a child that makes BASE.check (O_EXCL, 0600), then reads
-# shell/tmux-run-start.bash and becomes node there (_tmux_run_child).
+# _tmux_run_helper_pid): a child that makes BASE.check (O_EXCL, 0600); with defer (a new
+# enrollment), waits until readline waits for a key with none typed ahead, that is once the first
+# prompt is drawn (the shell asleep in select or poll, as /proc/PID/wchan shows; at most 5
+# seconds), as zsh's helper starts when its line editor first waits: a command typed at once runs
+# first, and neither the rest of the start nor Node's competes with the rest of .bashrc or the
+# prompt. (Should PROMPT_COMMAND be replaced later in .bashrc, the helper's first word, heard by the
+# WINCH trap, puts the hook back.) It looks every 10 ms, in a read with a timeout from a descriptor
+# that never has data: a new pseudo-terminal's master (/dev/ptmx, no process), else the pipe of a
+# `sleep` (one fork, in the child). Then it reads shell/tmux-run-start.bash and becomes node there.
 _tmux_run_launch() {
-  { (
+  (
+    exec 2>/dev/null
     umask 077
     set -C
-    { : >"$1.check" || [[ -f $1.check && -O $1.check && ! -L $1.check ]]; } && source "$_tmux_run_root/shell/tmux-run-start.bash" && _tmux_run_child "$@"
-  ) & } 2>/dev/null
+    { : >"$1.check" || [[ -f $1.check && -O $1.check && ! -L $1.check ]]; } || exit 1
+    if [[ -n ${5-} ]]; then
+      local i w p s=
+      exec {p}<>/dev/ptmx || { exec {p}< <(exec sleep 6 </dev/null); s=$!; }
+      for ((i = 0; i < 500; i++)); do
+        w=
+        read -r w </proc/$$/wchan
+        [[ -n $w ]] || exit 0
+        [[ $w == *select* || $w == *poll* ]] && break
+        read -r -t 0.01 -u "$p" w
+      done
+      [[ -n $s ]] && kill "$s"
+      exec {p}<&-
+    fi
+    source "$_tmux_run_root/shell/tmux-run-start.bash" && _tmux_run_child "$@"
+  ) &
   _tmux_run_helper_pid=$!
   disown "$_tmux_run_helper_pid" 2>/dev/null
 }

@@ -135,8 +135,9 @@ function _tmux_run_launch --argument-names base main node wake wait --descriptio
 export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
 [ -n "$2" ] && export TMUX_RUN_IDLE="${2#1}"
 [ -n "$3" ] && export TMUX_RUN_WAKE="$3"
-shift 4; exec "$@"' sh "$wait" "$idle" "$wake" $fish_pid $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt \
-        --optimize-for-size --expose-gc -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
+shift 4; exec "$@"' sh "$wait" "$idle" "$wake" $fish_pid \
+        $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
+        -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     set -l hpid $last_pid
     set -g umask $saved
     disown $hpid 2>/dev/null

@@ -56,15 +56,20 @@ function startupFiles(): Record<string, StartupFile> {
 
 export interface FirstPromptCost {
   n: number;
+  /** The commit whose snippets were measured as `before`. */
+  before?: string;
   loadavg_start: number[];
   loadavg_end: number[];
   /** Per start-up file and snippet (`bash minimal/none`, .../before, .../after): times in ms. */
   runs: Record<string, { first_prompt_ms: number[]; first_command_ms: number[] }>;
 }
 
+/** The tree compared with this one: TMUX_RUN_BENCH_BEFORE, else FIRST_PROMPT_BEFORE. */
+const beforeCommit = (): string => process.env.TMUX_RUN_BENCH_BEFORE || FIRST_PROMPT_BEFORE;
+
 /** BEFORE's snippet in a directory of its own beside this tree's dist (a snippet finds dist/ and the rest of itself next to shell/). */
 function beforeSnippet(dir: string, shell: ShellKind): string | undefined {
-  const before = process.env.TMUX_RUN_BENCH_BEFORE ?? FIRST_PROMPT_BEFORE;
+  const before = beforeCommit();
   try {
     const names = execFileSync('git', ['-C', ROOT, 'ls-tree', '--name-only', `${before}:shell/`], { encoding: 'utf8' })
       .split('\n')
@@ -187,6 +192,7 @@ export async function firstPromptCost(server: TmuxServer, n: number, scratch: st
   };
   const out: FirstPromptCost = {
     n,
+    before: beforeCommit(),
     loadavg_start: loadavg().map((x) => Number(x.toFixed(2))),
     loadavg_end: [],
     runs: {},
@@ -233,7 +239,7 @@ export function firstPromptLines(c: FirstPromptCost): string[] {
         which === 'none'
           ? 'no snippet'
           : which === 'before'
-            ? `snippet of ${FIRST_PROMPT_BEFORE} (before)`
+            ? `snippet of ${c.before ?? FIRST_PROMPT_BEFORE} (before)`
             : "this tree's snippet";
       lines.push(
         `| ${name} / ${label} | ${p.toFixed(1)} | ${k.toFixed(1)} | ${which === 'none' ? '' : signed(p - p0)} | ${which === 'none' ? '' : signed(k - k0)} | ${which === 'none' ? '' : `${(p / p0).toFixed(2)}x`} | ${which === 'none' ? '' : `${(k / k0).toFixed(2)}x`} | ${verdict} |`,

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { channelFiles, checkRegistryDir, journalPath } from '../src/core/enrollment/layout.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
-import { AuditLog, auditPath } from '../src/core/audit/audit-log.js';
+import { auditPath } from '../src/core/audit/audit-log.js';
 import { RunJournal } from '../src/core/enrollment/run-journal.js';
 import { bootId, procStat } from '../src/core/os/proc.js';
 import { BUILD_ID } from '../src/core/protocol/build.js';
@@ -32,6 +32,9 @@ import { EnrollError, endings, ignoreTerminalSignals, openShell, parseArgs, type
 import type { Shell } from './shell/shell.js';
 import { log } from './log/log.js';
 import { connectVia, findSessionSocket } from './remote/session-socket.js';
+import { FarScreen } from './remote/far-screen.js';
+import { FarAuditLog } from './remote/far-audit.js';
+import { watchLink } from './remote/link-watch.js';
 
 /** The line the snippet knows as "not a tmux-run ssh session": it then says nothing (shell/tmux-run.zsh). */
 export const NOT_A_SESSION = 'not a tmux-run ssh session';
@@ -42,7 +45,9 @@ const WATCH_MS = 500;
 /** The far end's start, in order: the channel, the session's socket, the welcome, the service. */
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
-  const shell = await openShell(args);
+  // The screen check (fish; bash without its builtin) reads the pane through the relay.
+  const screen = new FarScreen();
+  const shell = await openShell(args, screen);
   const ending = endings(args, shell);
   shell.onclose = () => ending.abandon('the shell closed its channel');
   process.on('SIGTERM', () => ending.abandon('stopped before it was ready'));
@@ -89,6 +94,7 @@ async function main(): Promise<void> {
     record,
     key: welcome.key,
     clockOffsetMs: welcome.clockOffsetMs,
+    screen,
     path: found.path,
     sshdPid: shellStat.ppid,
     dir,
@@ -138,6 +144,7 @@ interface Serving {
   key: string;
   /** This host's CLOCK_MONOTONIC minus the local side's (onThisClock). */
   clockOffsetMs: number;
+  screen: FarScreen;
   path: string;
   sshdPid: number;
   dir: string;
@@ -176,13 +183,14 @@ function serve(cx: Serving): void {
   const alive = shellAlive(args);
   const links = new Set<Socket>();
   let ended = false;
+  const audit = new FarAuditLog(auditPath(), control);
   const service: HelperService = new HelperService({
     record,
     secret: Buffer.from(record.secret, 'hex'),
     shell,
     journal,
     log,
-    audit: new AuditLog(auditPath()),
+    audit,
     alive,
     onRevoke: () => end('revoked'),
   });
@@ -194,6 +202,7 @@ function serve(cx: Serving): void {
     if (why === 'revoked') service.shutdown('the enrollment was revoked', 'revoked');
     else service.shutdown(why === 'the ssh session ended' ? 'the ssh session ended' : 'the enrolled shell has exited');
     const finish = (): void => {
+      audit.flush();
       control.close();
       for (const l of links) l.destroy();
       channelFiles(args.base).forEach(removeQuietly);
@@ -204,10 +213,21 @@ function serve(cx: Serving): void {
     void Promise.race([service.idle(), new Promise((r) => setTimeout(r, 3000))]).then(() => setTimeout(finish, 20));
   };
   const openData = (): Promise<void> => (ended ? Promise.resolve() : openDataLink(cx, service, links));
+  cx.screen.link(control);
+  const link = watchLink((ms) => {
+    log(`the control link was silent for ${Math.round(ms / 1000)} s: taking the session as over`);
+    end('the ssh session ended');
+  });
   control.onmessage = (raw) => {
-    if (checkRelay(raw)?.type === 'want') void openData();
+    link.heard();
+    const m = checkRelay(raw);
+    if (m?.type === 'want') void openData();
+    else cx.screen.answer(m);
   };
-  control.onclose = () => end('the ssh session ended');
+  control.onclose = () => {
+    cx.screen.close();
+    end('the ssh session ended');
+  };
   shell.onclose = () => end('the shell closed its channel');
   process.removeAllListeners('SIGTERM');
   process.on('SIGTERM', () => end('SIGTERM'));

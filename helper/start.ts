@@ -10,6 +10,7 @@ import { bootId, procStat } from '../src/core/os/proc.js';
 import { freshId, paneGeneration, processGeneration, serverGeneration } from '../src/core/enrollment/generation.js';
 import { tmuxQuery } from '../src/core/os/tmux.js';
 import { SHELL_NAMES, type Shell } from './shell/shell.js';
+import type { ScreenSource } from './shell/shell.js';
 import { shellFor } from './shell-for.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
 import { LinkLimit } from '../src/core/protocol/transport.js';
@@ -91,14 +92,18 @@ export function endings(args: Args, shell: Shell): Ending {
   return { made, abandon, fail, failing: () => failing, shellGone };
 }
 
-/** The shell's module for its name, with its channel open; exits when there is none to open. */
-export async function openShell(args: Args): Promise<Shell> {
+/**
+ * The shell's module for its name, with its channel open; exits when there is none to open.
+ * `screen`: where its screen check reads the pane when the pane's tmux is not here (a far end's).
+ */
+export async function openShell(args: Args, screen?: ScreenSource): Promise<Shell> {
   const tmuxEnv = (process.env.TMUX ?? '').split(',');
   const place = {
     base: args.base,
     shellPid: args.shellPid,
     tmuxSocket: tmuxEnv[0] ?? '',
     paneId: process.env.TMUX_PANE ?? '',
+    ...(screen ? { screen } : {}),
   };
   const shell = await shellFor(args.shellName, place);
   if (!shell) {

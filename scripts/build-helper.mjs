@@ -5,8 +5,8 @@
 // itself again under the helper's node flags (scripts/helper-flags.mjs; V8 takes a cache only
 // under the flags it was made with), compiles the bundle and runs its top level as a start does.
 // The MCP server the same way (dist/src/mcp/serve.js, the MCP SDK and zod included, into
-// dist/generated/server.cjs and server.code-cache, loaded by src/mcp/main.ts: src/mcp/bundle.ts),
-// its cache made under Node's default flags, as clients start tmux-run-mcp.
+// dist/generated/server.cjs and server.code-cache, loaded when src/mcp/front.ts hands the client
+// over: src/mcp/bundle.ts), its cache made under the server's V8 flag (setServerFlags).
 // Run by `npm run build` after tsc. Each bundled module still finds its own file:
 // `import.meta.url` becomes the URL of its file in dist/ (the generated files, the native parts
 // and node_modules are found from there, and loaded at run time as before). Optional: without
@@ -39,16 +39,18 @@ const BUNDLES = {
     module: join(dist, 'src', 'mcp', 'bundle.js'),
     flags: async () => [],
     // Not the contract's validators: loaded at a call's first check, not at start.
-    generated: ['wire-validators', 'build-id', 'lean-schemas', 'msgpackr'],
+    generated: ['wire-validators', 'build-id', 'lean-schemas', 'mcp-versions', 'msgpackr'],
     zodEnglishOnly: true,
   },
-  // What bin/tmux-run-mcp.js requires: src/mcp/main.ts (the arguments, then the server's bundle
-  // or, without it, its modules), CommonJS, so that Node starts no ES module loader. No cache: small.
+  // What bin/tmux-run-mcp.js requires: src/mcp/main.ts (the arguments, then the server's start,
+  // src/mcp/front.ts, which answers initialize and tools/list itself and loads the server's bundle
+  // or, without it, its modules, when it hands the client over), CommonJS, so that Node starts no
+  // ES module loader. No cache (about 54 KB).
   'server-main': {
     entry: join(dist, 'src', 'mcp', 'main.js'),
     outfile: join(dist, 'generated', 'server-main.cjs'),
     external: { './serve.js': '../src/mcp/serve.js' },
-    generated: ['build-id'],
+    generated: ['build-id', 'lean-schemas', 'mcp-versions'],
   },
 };
 

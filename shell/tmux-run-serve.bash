@@ -686,6 +686,11 @@ _tmux_run_gone() {
     return 0
   fi
   _tmux_run_log_reason "$_tmux_run_base.log"
+  # At the far end, a login that is not a `tmux-run ssh` session: nothing to enroll, nothing to say.
+  if [[ -n ${_tmux_run_remote-} && $REPLY == 'not a tmux-run ssh session'* ]]; then
+    _tmux_run_teardown
+    return 0
+  fi
   _tmux_run_failed "the helper exited before it was ready: $REPLY"
 }
 

@@ -516,7 +516,13 @@ function _tmux_run_starting --description 'tmux-run: the helper is starting'
     set -l reason
     test -r $_tmux_run_base.log; and set reason (string match -rv '^\s*$' <$_tmux_run_base.log 2>/dev/null)[-1]
     test -n "$reason"; or set reason "it printed nothing"
-    _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
+    set reason (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason)
+    # At the far end, a login that is not a `tmux-run ssh` session: nothing to enroll, nothing to say.
+    if set -q _tmux_run_remote[1]; and string match -q 'not a tmux-run ssh session*' -- $reason
+        _tmux_run_teardown
+        return 0
+    end
+    _tmux_run_failed "the helper exited before it was ready: "(string sub -l 300 -- $reason)
 end
 
 # _tmux_run_lost: the helper of this enrollment is gone (killed, crashed): says so once, undoes

@@ -28,6 +28,7 @@ _tmux_run_child() {
   export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
   [[ -n ${TMUX_RUN_IDLE+x} ]] && export TMUX_RUN_IDLE
   [[ -n $wake ]] && export TMUX_RUN_WAKE=$wake
+  [[ -n ${_tmux_run_remote-} ]] && export TMUX_RUN_REMOTE=$_tmux_run_remote
   exec "$node" --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc -- \
     "$main" "$base" "$$" bash </dev/null >>"$base.log" 2>&1
 }

@@ -39,7 +39,8 @@ _tmux_run_enroll() {
   if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4))); then why=old
   elif [[ -n ${BASH_EXECUTION_STRING+x} ]]; then why=string
   elif [[ $- != *i* ]]; then why=interactive
-  elif [[ -z ${TMUX-} || -z ${TMUX_PANE-} ]]; then why=tmux
+  # (At the far end of a `tmux-run ssh` session, shell/remote/tmux-run-remote.bash, the pane is the local one.)
+  elif [[ -z ${_tmux_run_remote-} ]] && [[ -z ${TMUX-} || -z ${TMUX_PANE-} ]]; then why=tmux
   elif shopt -q restricted_shell; then why=restricted
   elif [[ -n ${BLE_VERSION-}${_tmux_run_helper_pid-} ]]; then
     if _tmux_run_serve; then

@@ -49,7 +49,10 @@ function _tmux_run_enroll --description 'tmux-run: enroll this pane'
         # (Said here: the rest of the snippet needs fish 3.4 to be read at all.)
         echo "tmux-run: not enrolled: fish $version is too old; fish 3.4 or newer is required" >&2
         return 1
-    else if test -z "$TMUX"; or test -z "$TMUX_PANE"
+    else if not set -q _tmux_run_remote[1]; and begin
+            # (At the far end of a `tmux-run ssh` session, shell/remote/tmux-run-remote.fish, the pane is the local one.)
+            test -z "$TMUX"; or test -z "$TMUX_PANE"
+        end
         set why tmux
     else if set -q _tmux_run_helper_pid[1]; or set -q _tmux_run_held[1]
         _tmux_run_serve; or return 1
@@ -121,7 +124,8 @@ end
 # _tmux_run_helper_pid and _tmux_run_since (seconds since boot). It starts as /bin/sh, which sets
 # the helper's environment (none of the person's NODE_OPTIONS, the memory settings of
 # shell/tmux-run.zsh, the person's TMUX_RUN_IDLE passed on, exported or not; with WAKE,
-# TMUX_RUN_WAKE=WAKE: a dormant enrollment started again, helper/wake.ts), so that fish exports
+# TMUX_RUN_WAKE=WAKE: a dormant enrollment started again, helper/wake.ts; at the far end of a
+# `tmux-run ssh` session, TMUX_RUN_REMOTE), so that fish exports
 # nothing anew for it, and becomes node. With wait (the first prompt, which fish has not drawn
 # yet), it first waits until fish's reader waits for a key with none typed ahead (fish asleep in
 # poll or select, as /proc/PID/wchan shows; at most about a second), as zsh's helper starts when
@@ -135,7 +139,8 @@ function _tmux_run_launch --argument-names base main node wake wait --descriptio
 export NODE_OPTIONS= MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=32768
 [ -n "$2" ] && export TMUX_RUN_IDLE="${2#1}"
 [ -n "$3" ] && export TMUX_RUN_WAKE="$3"
-shift 4; exec "$@"' sh "$wait" "$idle" "$wake" $fish_pid \
+[ -n "$5" ] && export TMUX_RUN_REMOTE="$5"
+shift 5; exec "$@"' sh "$wait" "$idle" "$wake" $fish_pid "$_tmux_run_remote" \
         $node --max-semi-space-size=1 --max-old-space-size=32 --no-opt --optimize-for-size --expose-gc \
         -- $main $base $fish_pid fish </dev/null >>$base.log 2>&1 &
     set -l hpid $last_pid

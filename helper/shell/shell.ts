@@ -67,6 +67,17 @@ export interface Shell {
   close(): void;
 }
 
+/**
+ * Where the screen check reads a pane whose tmux is not on this host: at the far end of a
+ * `tmux-run ssh` session the pane is the local side's, and the session's relay reads it
+ * (helper/remote/far-screen.ts, src/remote/relay-screen.ts). A local pane has none: its own tmux
+ * is asked, with a client held for the read (helper/shell/screen/pane-screen.ts).
+ */
+export interface ScreenSource {
+  /** What tmux printed for the screen check's questions about the pane (src/core/os/screen-questions.ts). */
+  read(): Promise<string>;
+}
+
 /** What a shell's module needs to know about the pane (from the helper's arguments and environment). */
 export interface ShellPlace {
   /** The channel's path prefix (the record's `channel`). */
@@ -74,4 +85,6 @@ export interface ShellPlace {
   shellPid: number;
   tmuxSocket: string;
   paneId: string;
+  /** Where the screen check reads the pane from when its tmux is elsewhere (a far end's pane); absent: the pane's tmux here. */
+  screen?: ScreenSource;
 }

@@ -159,6 +159,11 @@ function figureLines(m: Metrics): string[] {
           ['tmux-run-mcp: spawn to its answer to initialize, alternating with it (ms)', m.initialize.servers[0]!.ms, 1],
           ['a bare Node answering one line: its CPU (ms)', m.initialize.bare_node_cpu_ms, 0],
           ['tmux-run-mcp answering initialize: its CPU (ms)', m.initialize.servers[0]!.cpu_ms, 0],
+          [
+            'tmux-run-mcp: spawn to its answer to a first call (initialize, tools/list, tmux_enrolled_panes at once) (ms)',
+            m.initialize.servers[0]!.first_call_ms,
+            1,
+          ],
         ] as Array<[string, Stats, number]>)
       : []),
   ];

@@ -75,6 +75,25 @@ case $login in
     printf '%s\n%s\n%s\n' "$begin" "[[ -r '$app/shell/remote/tmux-run-remote.zsh' ]] && source '$app/shell/remote/tmux-run-remote.zsh' '$fwd'" "$end" >>"$rc"
     say "rc=$rc"
     ;;
+  bash)
+    # ~/.bashrc: an interactive bash reads it, and an ssh login bash reads it through the login
+    # file that sources it (stock ones do); said when the first login file bash would read does not.
+    unblock "$rc"
+    printf '%s\n%s\n%s\n' "$begin" "[[ -r '$app/shell/remote/tmux-run-remote.bash' ]] && source '$app/shell/remote/tmux-run-remote.bash' '$fwd'" "$end" >>"$rc"
+    say "rc=$rc"
+    for f in .bash_profile .bash_login .profile ''; do
+      [ -z "$f" ] && { say "rc_note=a login bash reads none of ~/.bash_profile, ~/.bash_login, ~/.profile here, so not ~/.bashrc: make one that sources ~/.bashrc"; break; }
+      [ -e "$HOME/$f" ] || continue
+      grep -q 'bashrc' "$HOME/$f" || say "rc_note=a login bash reads ~/$f here, which does not source ~/.bashrc: add '. ~/.bashrc' to it"
+      break
+    done
+    ;;
+  fish)
+    # A file of its own in conf.d (fish reads it before config.fish): --undo removes it.
+    mkdir -p "${rc%/*}"
+    printf '%s\n%s\n%s\n' "$begin" "test -r '$app/shell/remote/tmux-run-remote.fish'; and source '$app/shell/remote/tmux-run-remote.fish' '$fwd'" "$end" >"$rc"
+    say "rc=$rc"
+    ;;
   *) say "rc=" ;;
 esac
 say "remote_dir=$app"

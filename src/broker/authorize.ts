@@ -13,6 +13,8 @@ import { authorizationOf, failure, type Authorization, type Target, type ToolRes
 import { escapeControls } from './escape.js';
 import { readStatus } from '../core/enrollment/pane-status.js';
 import { isDormant } from '../core/enrollment/dormant.js';
+import { sessionOver } from '../core/enrollment/remote-listing.js';
+import { endedTarget, endedWords, noteRemote } from './session-ended.js';
 
 /** A refusal made before anything was sent: audited and logged by the caller's `refuse`. */
 export type Refuse = (code: ErrorCode, message: string) => ToolResult;
@@ -54,6 +56,8 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
   }
   const forPane = records.filter((r) => r.pane_id === target.id);
   const rec = forPane.find((r) => r.generation === target.generation);
+  const ended = rec ? undefined : endedTarget(target);
+  if (ended) return refuse('session_ended', `${ended}${after}`);
   if (!rec) {
     if (forPane.length === 0) {
       return refuse(
@@ -69,6 +73,9 @@ export function resolveTarget(dir: string, target: Target, refuse: Refuse, after
   let problem = recordProblem(rec, 'read');
   // A dormant pane's record names a helper that is gone: its pid may be another process's by now.
   if (problem && isDormant(readStatus(dir, rec))) problem = recordProblem(rec, undefined);
+  if (rec.remote) noteRemote(rec);
+  const over = problem && rec.remote ? sessionOver(rec.remote) : undefined;
+  if (over) return refuse('session_ended', `${endedWords(target.id, rec.remote!, over)}${after}`);
   if (problem) {
     return refuse(
       'not_enrolled',

@@ -16,6 +16,7 @@ import { afterHelperLoss, forwardProgress, resultFromReply, unexpectedReply } fr
 import type { RunContext } from './run-context.js';
 import { recordSocket } from './registry.js';
 import { HelperWatch, takeBy, type Silence } from './helper-watch.js';
+import { FAR_STOPS, hostWords, sessionEnded } from './session-ended.js';
 
 /** A final result whose streams passed their limits (overflow tail): each says so, with every byte counted. */
 function withTruncation(result: ToolResult, r: Extract<Reply, { type: 'done' | 'error' }>): ToolResult {
@@ -202,6 +203,16 @@ async function linkLost(s: Talk, settle: (r: LongResult) => void, e?: Error): Pr
   const reaped = (await afterHelperLoss(ctx, rec)).find((y) => y.run_id === runId);
   if (s.settled) return;
   const why = e ? ` (${e.message})` : '';
+  const ended = sessionEnded(rec);
+  if (ended)
+    return settle(
+      failure(
+        'session_ended',
+        `the ssh session to ${hostWords(rec.remote!)} that carried pane ${rec.pane_id} ended (${ended}) during ${what}; ${FAR_STOPS}, and the run's held result is lost with it (the audit trail has what was recorded)`,
+        s.answered ? 'observed' : 'possibly_sent',
+        { state: 'unknown', authorization: s.auth ?? null, completion: { state: 'unobserved' } },
+      ),
+    );
   settle(
     failure(
       'helper_lost',
@@ -231,6 +242,13 @@ async function noHelper(ctx: RunContext, rec: EnrollmentRecord, runId: string, e
         authorization: heldAuthorization(rec, runId, reaped.script_digest),
         completion: { state: 'unobserved' },
       },
+    );
+  const ended = sessionEnded(rec);
+  if (ended)
+    return failure(
+      'session_ended',
+      `the ssh session to ${hostWords(rec.remote!)} that carried pane ${rec.pane_id} ended (${ended}); ${FAR_STOPS}, and the runs it held are lost with it. Nothing was sent; list panes again`,
+      'not_sent',
     );
   return failure(
     'helper_unreachable',

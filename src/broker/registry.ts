@@ -28,6 +28,7 @@ import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
 import { unresponsiveWhy } from './unresponsive.js';
+import { noteRemote } from './session-ended.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
 import {
   answersFor,
@@ -317,6 +318,7 @@ export async function listEnrolled(dir: string, opts: ListOptions = {}): Promise
 /** listEnrolled, with the records it read. */
 export async function listEnrolledRecords(dir: string, opts: ListOptions = {}): Promise<Listing> {
   const records = scanRecords(dir);
+  records.forEach(noteRemote); // a call after its ssh session ended is told so (session-ended.ts)
   const sockets = [...new Set(records.map((r) => r.tmux_socket))];
   // tmux is asked first: while its client runs (most of a listing's time), each helper's
   // published status and its processes are read here. No helper is asked, so a listing costs

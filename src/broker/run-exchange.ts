@@ -3,7 +3,8 @@
 // enforced if the helper does not confirm it), a link that breaks becomes helper_lost with the
 // run's process group stopped. Also what the held runs' conversations (held-link.ts) share with
 // it: what a final reply stands for, progress forwarding, an unexpected frame, a lost helper.
-import { localGroup } from '../core/enrollment/remote-listing.js';
+import { listedHost, localGroup } from '../core/enrollment/remote-listing.js';
+import { FAR_STOPS, hostWords, sessionEnded } from './session-ended.js';
 import type { EnrollmentRecord } from '../core/enrollment/record.js';
 import type { Reply, Request } from '../core/protocol/messages.js';
 import type { Transport } from '../core/protocol/transport.js';
@@ -210,6 +211,9 @@ class RunExchange {
     if (reaped?.pgid !== undefined) this.pgid ??= reaped.pgid;
     const { pgid, answered } = this;
     const why = e ? ` (${e.message})` : '';
+    // A pane on another host whose ssh session ended (afterHelperLoss waited for it to show).
+    const ended = sessionEnded(rec);
+    if (ended) return this.sessionEnded(ended);
     if (!reaped)
       this.auditEnd(
         'helper_lost',
@@ -219,6 +223,21 @@ class RunExchange {
       failure(
         'helper_lost',
         `the link to the helper of pane ${rec.pane_id} broke${why} ${pgid !== undefined ? `while the run was executing; tmux-run stopped its process group ${pgid}, but what the script did before is unknown` : answered ? 'after it accepted the run; whether the script started is unknown' : 'after the run was sent; whether it arrived is unknown'}`,
+        answered ? 'observed' : 'possibly_sent',
+        { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
+      ),
+    );
+  }
+
+  /** The link broke because the pane's ssh session ended: said as session_ended, with what is known. */
+  private sessionEnded(over: string): void {
+    const { rec, auth } = this.call;
+    const { answered } = this;
+    this.auditEnd('session_ended', `the ssh session ended (${over})`);
+    this.settle(
+      failure(
+        'session_ended',
+        `the ssh session to ${hostWords(rec.remote!)} that carried pane ${rec.pane_id} ended (${over}) ${answered ? 'after the far end accepted the run' : 'after the run was sent; whether it arrived is unknown'}; ${FAR_STOPS}, but what the script did before is unknown. List panes again: a new session is a new pane generation`,
         answered ? 'observed' : 'possibly_sent',
         { state: 'unknown', authorization: auth, completion: { state: 'unobserved' } },
       ),
@@ -280,6 +299,7 @@ class RunExchange {
       event,
       run_id: runId,
       pane_id: rec.pane_id,
+      ...(rec.remote ? { host: listedHost(rec) } : {}),
       script_digest: digest,
       outcome,
       by: 'broker',

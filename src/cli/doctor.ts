@@ -12,6 +12,7 @@ import { helperMainPath, packageRoot, shellQuote } from '../core/os/package-root
 import { SHELLS, type Shell } from './common/shells.js';
 import { checkBashBuiltin } from './doctor-bash.js';
 import { checkThisPane } from './doctor-pane.js';
+import { checkHosts } from './doctor-hosts.js';
 import { spawnKind, waiterKind } from '../core/os/native-spawn.js';
 import type { Command } from './command.js';
 
@@ -289,6 +290,7 @@ export async function runChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     checkAudit(env),
     await checkEnrollments(env, registry),
     await checkSandbox(env),
+    checkHosts(env),
   ];
 }
 
@@ -302,7 +304,9 @@ Check what tmux-run needs: node 20 or newer, tmux 3.2 or newer, the shells panes
 installed is said and passes; none that can enroll fails), a private registry directory (TMUX_RUN_DIR), the built helper, a private audit trail, which enrolled
 panes answer, why the pane doctor runs in is not enrolled when its bash refused where that
 may not have been seen (ble.sh), and whether bwrap can make the sandbox TMUX_RUN_SANDBOX asks for (a warning that
-does not fail doctor when bwrap is missing). Exits 0 when all is well, 1 otherwise.
+does not fail doctor when bwrap is missing), and the hosts set up for tmux-run ssh (a warning,
+remote_unavailable, for one set up by another build of tmux-run). Exits 0 when all is well, 1
+otherwise.
 
 Options:
   --json      print an array of {check, ok, detail, fix} (and warning: true on a warning)

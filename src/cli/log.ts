@@ -53,6 +53,13 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }
 
+/** The pane, with the host's name after `@` for a pane on another host (its entries carry `host`: docs/remote.md). */
+function paneOf(e: AuditObject): string {
+  const h = e.host as { name?: unknown } | null | undefined;
+  const name = typeof h === 'object' && h !== null && typeof h.name === 'string' && h.name ? h.name : undefined;
+  return name ? `${text(e.pane_id)}@${name}` : text(e.pane_id);
+}
+
 export const LOG_HEADER: Cell[] = ['TIME', 'PANE', 'RUN', 'EVENT', 'OUTCOME', 'STATUS', 'BYTES', 'DURATION', 'DIGEST'];
 
 /** One table row for one audit entry; fields that are missing or odd show as '-'. */
@@ -75,7 +82,7 @@ export function logRow(e: AuditObject): Cell[] {
   const digest = typeof e.script_digest === 'string' ? e.script_digest.replace(/^sha256:/, '').slice(0, 12) : '-';
   return [
     time,
-    text(e.pane_id),
+    paneOf(e),
     typeof e.run_id === 'string' ? e.run_id.slice(0, 8) : '-',
     text(e.event),
     {
@@ -122,7 +129,8 @@ export const log: Command = {
 Show the audit trail: one entry per run event, never script text or output. Events: start and
 end (a script started and ended), refused (not run), held (tmux_run_start accepted a run), wait
 and cancel (tmux_run_wait and tmux_run_cancel asked about a held run: OUTCOME says whether it had
-finished or was still pending).
+finished or was still pending). A run in a pane on another host (tmux-run ssh) shows its pane
+as %N@HOST.
 The trail is $XDG_STATE_HOME/tmux-run/audit.jsonl (default ~/.local/state/tmux-run/audit.jsonl).
 
 Options:

@@ -1,10 +1,11 @@
 // The server's one-file bundle, dist/generated/server.cjs, and V8's code cache of it,
 // dist/generated/server.code-cache (both made by scripts/build-helper.mjs, as the helper's):
-// src/mcp/serve.ts and everything a start imports (the MCP SDK, zod, the broker) in one script,
-// so that tmux-run-mcp answers `initialize` soon after Node's own start (every client session
-// starts the server, and clients start their servers at launch; figures: `npm run bench`,
-// scripts/bench/bench-initialize.ts). When it is trusted: src/core/os/script-bundle.ts. Otherwise the
-// server loads from its modules, the same code, and says why on stderr.
+// src/mcp/serve.ts and everything it imports (the MCP SDK, zod, the broker) in one script, loaded
+// when the server's start (src/mcp/front.ts) hands the client to the SDK's server, at the first
+// message the start does not answer itself (figures: `npm run bench`,
+// scripts/bench/bench-initialize.ts). When it is trusted: src/core/os/script-bundle.ts. Otherwise
+// the server loads from its modules, the same code, and says why on stderr.
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { BUILD_ID } from '../core/protocol/build.js';
@@ -12,9 +13,19 @@ import { loadScriptBundle, makeScriptBundleCache, type ScriptBundle } from '../c
 
 export { MODULE_URL_FUNCTION } from '../core/os/script-bundle.js';
 
+/**
+ * What src/mcp/front.ts hands the SDK's server: the client's bytes from the first one it leaves to
+ * the SDK on, after the client's initialize again (under `replayed.id`; `replayed.answer` the line
+ * it was answered) and its notifications/initialized, when the front answered them.
+ */
+export interface Handover {
+  stdin: Readable;
+  replayed?: { id: string; answer: string };
+}
+
 /** What src/mcp/serve.ts exports, from the bundle (src/mcp/bundle-entry.ts) or from its module. */
 export interface ServeModule {
-  serve(enabled: Set<string>, log: (message: string) => void): Promise<void>;
+  serve(enabled: Set<string>, log: (message: string) => void, handover: Handover): Promise<void>;
 }
 
 interface BundleExports extends ServeModule {

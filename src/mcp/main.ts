@@ -1,14 +1,13 @@
 // tmux-run-mcp: the MCP server on stdio. stdout belongs to the protocol; logs go to stderr.
 // Arguments are parsed before the SDK and the validators load, so --help and mistakes answer at
-// once; the server itself then loads from its one-file bundle (src/mcp/bundle.ts) or its modules.
+// once; the server's start (src/mcp/front.ts) then answers initialize and tools/list itself, and
+// loads the SDK's server from its one-file bundle (src/mcp/bundle.ts) or its modules when needed.
 // bin/tmux-run-mcp.js runs this module's CommonJS bundle (dist/generated/server-main.cjs, made by
 // scripts/build-helper.mjs) when there is one: Node then starts no ES module loader (about 15% of
 // a bare Node's start); else this module.
 import { OPT_IN_TOOLS } from './names.js';
 import { packageVersion } from '../core/os/package-root.js';
-import { loadBundled, setServerFlags } from './bundle.js';
-
-setServerFlags();
+import { serveFront } from './front.js';
 
 const USAGE = `usage: tmux-run-mcp [--enable-tool tmux_run]
 
@@ -56,10 +55,9 @@ function fatal(reason: string): never {
 }
 
 const enabled = parseArgs(process.argv.slice(2));
-const bundled = loadBundled(log);
-(bundled ? Promise.resolve(bundled) : import('./serve.js'))
-  .then((m) => m.serve(enabled, log))
-  .catch((e: unknown) => {
-    log(`cannot start: ${(e as Error).stack ?? String(e)}`);
-    process.exit(1);
-  });
+// The SDK's server, when the start hands it the client: node:v8 and node:vm load only then.
+serveFront(enabled, log, async () => {
+  const { loadBundled, setServerFlags } = await import('./bundle.js');
+  setServerFlags();
+  return loadBundled(log) ?? (await import('./serve.js'));
+});

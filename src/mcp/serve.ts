@@ -1,7 +1,8 @@
-// The MCP server serving on stdio, once src/mcp/main.ts has read its arguments: loaded from the
-// server's one-file bundle when there is a safe one of this build (src/mcp/bundle.ts), else from
-// its modules, the same code. Also the warm-up the build runs before it makes the bundle's code
-// cache: a server answering initialize and tools/list, as a client's start asks.
+// The MCP SDK's server serving on stdio, once src/mcp/front.ts hands it the client (at the first
+// message it does not answer itself): loaded from the server's one-file bundle when there is a
+// safe one of this build (src/mcp/bundle.ts), else from its modules, the same code. Also the
+// warm-up the build runs before it makes the bundle's code cache: a server answering initialize
+// and tools/list, as a client's start asks.
 import './zod-jitless.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -11,9 +12,13 @@ import { AuditLog, auditPath } from '../core/audit/audit-log.js';
 import { packageVersion } from '../core/os/package-root.js';
 import { RUN_TOOL } from './names.js';
 import { createServer } from './server.js';
+import type { Handover } from './bundle.js';
 
-/** Serves on stdio until the client goes; `enabled` the opt-in tools (--enable-tool). */
-export async function serve(enabled: Set<string>, log: (message: string) => void): Promise<void> {
+/**
+ * Serves on stdio until the client goes, from where src/mcp/front.ts left it (`handover`);
+ * `enabled` the opt-in tools (--enable-tool).
+ */
+export async function serve(enabled: Set<string>, log: (message: string) => void, handover: Handover): Promise<void> {
   const traceMod = process.env.TMUX_RUN_TRACE ? await import('./call-traces.js') : undefined;
   const dir = resolveRegistryDir();
   const traces = traceMod?.callTraces();
@@ -25,16 +30,35 @@ export async function serve(enabled: Set<string>, log: (message: string) => void
     version: packageVersion(),
     traces,
   });
-  const transport = new StdioServerTransport();
+  const transport = new StdioServerTransport(handover.stdin);
+  if (handover.replayed) withheld(transport, handover.replayed, log);
   transport.onclose = () => process.exit(0);
-  process.stdin.on('end', () => process.exit(0));
-  process.on('SIGTERM', () => process.exit(0));
-  process.on('SIGINT', () => process.exit(0));
+  handover.stdin.on('end', () => process.exit(0));
   await server.connect(transport);
   traces?.attach(transport);
-  log(
-    `serving on stdio (registry ${dir}; tools: tmux_enrolled_panes${enabled.has(RUN_TOOL) ? ', tmux_run, tmux_run_start, tmux_run_wait, tmux_run_cancel, tmux_run_output, tmux_run_input, tmux_run_screen, tmux_runs' : ''})`,
-  );
+}
+
+/**
+ * The SDK's answer to the client's initialize told again is not sent: the front gave it. It is
+ * compared with what the front gave (the same result, key for key), and a difference said on stderr.
+ */
+function withheld(
+  transport: Transport,
+  replayed: NonNullable<Handover['replayed']>,
+  log: (message: string) => void,
+): void {
+  const send = transport.send.bind(transport);
+  let pending = true;
+  transport.send = async (message, options) => {
+    if (!pending || !('id' in message) || message.id !== replayed.id) return send(message, options);
+    pending = false;
+    const given = JSON.stringify((JSON.parse(replayed.answer) as { result?: unknown }).result);
+    const sdk = 'result' in message ? JSON.stringify(message.result) : undefined;
+    if (sdk !== given)
+      log(
+        `defect: the SDK answers this client's initialize otherwise than the server's start did: ${JSON.stringify(message).slice(0, 500)} (given: ${given.slice(0, 500)})`,
+      );
+  };
 }
 
 /**

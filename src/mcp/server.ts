@@ -1,7 +1,8 @@
 // The MCP server: hand-written JSON Schemas served through the SDK's low-level request handlers.
-// What a start needs (initialize, tools/list) is here; a tool call loads src/mcp/calls.ts, and
-// with it the broker, at the first call: clients start their servers at launch (issue 42). What it
-// checks of each call: docs/protocol-mcp.md.
+// A client's start (initialize, tools/list) is answered before this loads, the same way
+// (src/mcp/start-answers.ts, src/mcp/front.ts); a tool call loads src/mcp/calls.ts, and with it
+// the broker, at the first call: clients start their servers at launch (issue 42). What it checks
+// of each call: docs/protocol-mcp.md.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
@@ -13,18 +14,9 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { z } from 'zod';
-import { OPT_IN_TOOLS, RUN_TOOL } from './names.js';
-import {
-  cancelTool,
-  inputTool,
-  outputTool,
-  panesTool,
-  runTool,
-  runsTool,
-  screenTool,
-  startTool,
-  waitTool,
-} from './tools.js';
+import { OPT_IN_TOOLS } from './names.js';
+import { listedTools } from './tools.js';
+import { SERVER_NAME, serverCapabilities } from './start-answers.js';
 import type { ServerOptions } from './server-options.js';
 
 /**
@@ -50,11 +42,11 @@ function validatorWhenUsed(): jsonSchemaValidator {
 /** Builds the server; connect it to a transport to serve. */
 export function createServer(o: ServerOptions): McpServer {
   const mcp = new McpServer(
-    { name: 'tmux-run', version: o.version },
-    { capabilities: { tools: {} }, jsonSchemaValidator: validatorWhenUsed() },
+    { name: SERVER_NAME, version: o.version },
+    { capabilities: serverCapabilities(), jsonSchemaValidator: validatorWhenUsed() },
   );
   const server = mcp.server;
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(o.enabled) }));
   server.setRequestHandler(CallAnyArgumentsSchema, async (request, extra): Promise<CallToolResult> => {
     const { callTool } = await import('./calls.js');
     const result = await callTool(o, request.params, extra, server.getClientVersion());
@@ -64,14 +56,4 @@ export function createServer(o: ServerOptions): McpServer {
     throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name).slice(0, 100)}${known}`);
   });
   return mcp;
-}
-
-/** What tools/list lists: tmux_enrolled_panes, and with --enable-tool tmux_run every run tool. */
-function listedTools(o: ServerOptions) {
-  return [
-    panesTool,
-    ...(o.enabled.has(RUN_TOOL)
-      ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
-      : []),
-  ];
 }

@@ -241,3 +241,13 @@ export const screenTool = {
   outputSchema: leanSchema('tmux_run_screen.output.schema.json'),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
+
+/** What tools/list lists: tmux_enrolled_panes, and with --enable-tool tmux_run every run tool. */
+export function listedTools(enabled: ReadonlySet<string>) {
+  return [
+    panesTool,
+    ...(enabled.has(RUN_TOOL)
+      ? [runTool, startTool, waitTool, cancelTool, outputTool, inputTool, screenTool, runsTool]
+      : []),
+  ];
+}

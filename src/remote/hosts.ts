@@ -97,3 +97,26 @@ export function removeHost(destination: string, env: NodeJS.ProcessEnv = process
   removeQuietly(path);
   return had;
 }
+
+/** Every host record here (readable, well-formed, yours), by DESTINATION; none when setup --remote never ran. */
+export function readHosts(env: NodeJS.ProcessEnv = process.env): HostRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(checkRegistryDir(hostsDir(env)));
+  } catch {
+    return [];
+  }
+  const out: HostRecord[] = [];
+  for (const n of names.filter((x) => /^[0-9a-f]{32}\.json$/.test(x)).sort()) {
+    try {
+      const h = JSON.parse(readFileSync(join(hostsDir(env), n), 'utf8')) as unknown;
+      if (isHost(h)) {
+        const r = readHost(h.destination, env);
+        if (r) out.push(r);
+      }
+    } catch {
+      /* not one of ours */
+    }
+  }
+  return out;
+}

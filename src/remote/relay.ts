@@ -19,14 +19,24 @@ import { encodeFrame } from '../core/protocol/framing.js';
 import { socketTransport, type Transport } from '../core/protocol/transport.js';
 import { peerCred } from '../core/os/peer-cred.js';
 import { readFirstFrame } from './first-frame.js';
-import { checkFar, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
+import { checkFar, LINK_BEAT_MS, LINK_VERSION, type Hello, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { remoteProcessGeneration, type RemoteBinding } from '../core/enrollment/remote-binding.js';
 import { monotonicMs } from '../core/protocol/trace.js';
+import { RelayScreen } from './relay-screen.js';
+import { auditPath } from '../core/audit/audit-log.js';
+import { RelayAudit } from './relay-audit.js';
 
 /** How long a new connection through the forward may take to say who it is. */
 const FIRST_FRAME_MS = 10_000;
 /** How long a broker connection waits for a data connection from the far end. */
 const PAIR_WAIT_MS = 5_000;
+/**
+ * How long a hello waits for the enrollment before it to end: a far shell that ran `exec` (bash,
+ * fish: no channel of theirs closes) is seen by its helper within half a second, and the new
+ * shell's helper may say hello first.
+ */
+const REPLACED_WAIT_MS = 5_000;
+const REPLACED_POLL_MS = 50;
 
 /** The local pane the session runs in, as tmux and /proc said when `tmux-run ssh` started. */
 export interface LocalPane {
@@ -43,6 +53,8 @@ export interface RelayOptions {
   forwardDir: string;
   pane: LocalPane;
   log: (line: string) => void;
+  /** The local audit trail the far end's entries go to (default: auditPath()). */
+  auditPath?: string;
 }
 
 /** One enrollment served through the control link: its record, its broker listener, its links. */
@@ -54,6 +66,10 @@ interface Served {
   spares: Socket[];
   waiting: Array<(s: Socket | undefined) => void>;
   paired: Set<Socket>;
+  /** The screen check's reads of this pane, for the far end (relay-screen.ts). */
+  screen: RelayScreen;
+  /** The `beat` on the control link (LINK_BEAT_MS). */
+  beat?: NodeJS.Timeout;
 }
 
 export class Relay {
@@ -66,8 +82,10 @@ export class Relay {
   private sshStart = '';
   private served: Served | undefined;
   private closed = false;
+  private readonly audit: RelayAudit;
 
   constructor(private readonly o: RelayOptions) {
+    this.audit = new RelayAudit(o.auditPath ?? auditPath(), o.log);
     this.privateDir = join(o.registryDir, `ssh.${randomBytes(8).toString('hex')}`);
     this.localSocket = join(this.privateDir, 'l.sock');
     this.remoteSocket = join(o.forwardDir, `${freshId()}.sock`);
@@ -130,7 +148,7 @@ export class Relay {
   }
 
   /** The far end's helper says who it is: refused, or welcomed with the enrollment's record. */
-  private hello(c: Socket, h: Hello): void {
+  private hello(c: Socket, h: Hello, waited = 0): void {
     const send = (m: RelayMessage): boolean => c.write(encodeFrame(m));
     const refuse = (message: string): void => {
       this.o.log(`refused the far end: ${message}`);
@@ -139,8 +157,10 @@ export class Relay {
     };
     if (h.version !== LINK_VERSION || h.build !== BUILD_ID)
       return refuse(
-        `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side`,
+        `the far end's tmux-run is build ${h.build}, the local one is build ${BUILD_ID}: update the far end with 'tmux-run setup --remote ${this.o.destination}' on the local side (remote_unavailable)`,
       );
+    if (this.served && waited < REPLACED_WAIT_MS && !c.destroyed)
+      return void setTimeout(() => this.hello(c, h, waited + REPLACED_POLL_MS), REPLACED_POLL_MS);
     if (this.served)
       return refuse(`this ssh session's pane is already enrolled (generation ${this.served.record.generation})`);
     if (this.sshPid === undefined || !this.sshStart) return refuse('the local ssh client could not be identified');
@@ -148,14 +168,18 @@ export class Relay {
     const key = randomBytes(16).toString('hex');
     const control = socketTransport(c);
     c.resume();
-    const served: Served = { record, control, key, spares: [], waiting: [], paired: new Set() };
+    const screen = new RelayScreen(this.o.pane);
+    const served: Served = { record, control, key, spares: [], waiting: [], paired: new Set(), screen };
     this.served = served;
     control.onmessage = (raw) => {
       const m = checkFar(raw);
       if (m?.type === 'ready') void this.publish(served);
+      else if (m?.type === 'read_screen' && this.served === served) void screen.answer(control, m.id);
+      else if (m?.type === 'audit' && this.served === served) this.audit.take(m.entry, served.record);
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');
     control.send({ type: 'welcome', record, key, now: monotonicMs() } satisfies RelayMessage);
+    served.beat = setInterval(() => control.send({ type: 'beat' } satisfies RelayMessage), LINK_BEAT_MS);
   }
 
   /** The enrollment record for the far end's shell in this pane, through this ssh client. */
@@ -280,12 +304,14 @@ export class Relay {
   private unpublish(s: Served, why: string): void {
     if (this.served !== s) return;
     this.served = undefined;
+    clearInterval(s.beat);
     this.o.log(`enrollment of pane ${s.record.pane_id} ended: ${why}`);
     removeQuietly(recordPath(this.o.registryDir, s.record.enrollment_generation));
     s.brokers?.close();
     removeQuietly(s.record.socket);
     for (const w of s.waiting.splice(0)) w(undefined);
     for (const c of [...s.spares.splice(0), ...s.paired]) c.destroy();
+    s.screen.close();
     s.control.close();
   }
 
@@ -294,6 +320,7 @@ export class Relay {
     if (this.closed) return;
     this.closed = true;
     if (this.served) this.unpublish(this.served, 'the ssh session ended');
+    this.audit.flush();
     this.server?.close();
     rmSync(this.privateDir, { recursive: true, force: true });
   }

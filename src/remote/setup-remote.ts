@@ -27,8 +27,9 @@ started by 'tmux-run ssh' (a plain ssh login prints nothing and starts nothing).
 where it went (~/.local/state/tmux-run/hosts/). Run it again after upgrading tmux-run: a far end
 of another build is refused by name.
 
-The far end needs Linux and Node 20 or newer. Only zsh is enrolled at the far end so far; for a
-bash or fish login shell the files are copied but no start-up line is added (see docs/remote.md).
+The far end needs Linux and Node 20 or newer; its login shell zsh, bash (the line goes in
+~/.bashrc, which a login bash reads through ~/.profile or ~/.bash_profile) or fish (a file in
+~/.config/fish/conf.d/). See docs/remote.md.
 
 Options:
   --undo      remove the start-up line and the files at the far end, and this host's record here
@@ -185,7 +186,8 @@ export async function setupRemote(argv: readonly string[], io: Io): Promise<numb
       `  native parts built there: ${host.native.length ? host.native.join(', ') : 'none (no compiler)'}\n` +
       (f.get('rc')
         ? `  start-up line added to ${e(f.get('rc')!)}: it enrolls only a session started with 'tmux-run ssh ${e(dest)}'\n`
-        : `  no start-up line: the login shell there is ${e(host.shell)}, and only zsh is enrolled at the far end so far\n`),
+        : `  no start-up line: the login shell there is ${e(host.shell)}, not zsh, bash or fish\n`) +
+      (f.get('rc_note') ? `  note: ${e(f.get('rc_note')!)}\n` : ''),
   );
   return 0;
 }

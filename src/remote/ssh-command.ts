@@ -14,6 +14,7 @@ import { UsageError } from '../cli/common/errors.js';
 import type { Io } from '../cli/common/output.js';
 import { noShellReason, parseSshLine, SshArgsError } from './ssh-args.js';
 import { readHost } from './hosts.js';
+import { auditPath } from '../core/audit/audit-log.js';
 import { Relay, type LocalPane } from './relay.js';
 import { sshProgram } from './ssh-program.js';
 
@@ -126,7 +127,9 @@ export async function sshCommand(
   };
   const host = readHost(line.destination, env);
   if (!host)
-    return notEnrolled(`${line.destination} was never set up (run: tmux-run setup --remote ${line.destination})`);
+    return notEnrolled(
+      `${line.destination} was never set up (run: tmux-run setup --remote ${line.destination}) (remote_unavailable)`,
+    );
   const pane = await localPane(env);
   if (typeof pane === 'string') return notEnrolled(pane);
   let registryDir: string;
@@ -141,6 +144,7 @@ export async function sshCommand(
     forwardDir: host.forward_dir,
     pane,
     log: relayLog(env),
+    auditPath: auditPath(env),
   });
   try {
     await relay.listen();

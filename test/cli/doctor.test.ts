@@ -41,6 +41,7 @@ describe('tmux-run doctor', () => {
       'ok audit',
       'ok enrollments',
       'ok sandbox',
+      'ok hosts',
     ]);
     const json = await runCli(['doctor', '--json'], box.env);
     expect(json.code).toBe(0);
@@ -57,6 +58,7 @@ describe('tmux-run doctor', () => {
       'audit',
       'enrollments',
       'sandbox',
+      'hosts',
     ]);
     for (const c of checks) expect(c).toEqual({ check: c.check, ok: true, detail: expect.any(String), fix: null });
   });

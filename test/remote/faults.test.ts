@@ -1,5 +1,5 @@
 // A remote pane's session kept to itself and its faults: two sessions to one host are two panes,
-// each run in its own shell; a killed ssh ends the listing and leaves no run on the host.
+// each run in its own shell; a killed ssh ends the listing (calls: session_ended) and leaves no run on the host.
 import { describe, expect, it, beforeAll } from 'vitest';
 import { connect } from 'node:net';
 import { encodeFrame } from '../../src/core/protocol/framing.js';
@@ -125,7 +125,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
     process.kill(rec.remote!.ssh_pid, 'SIGKILL');
     const r = await call;
     expect(r.isError).toBe(true);
-    expect(['helper_lost', 'shell_exited']).toContain(r.structured.error.code);
+    expect(r.structured.error).toMatchObject({ code: 'session_ended', effects: { state: 'unknown' } });
     await waitUntil(async () => !(await remoteListings(mcp)).some((p) => p.pane_id === l.pane_id), 10_000, 'unlisted');
     await waitUntil(
       () => !userCmdlines(remote.user.uid).some((c) => c.includes(marker)),
@@ -139,7 +139,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
     // A target of the ended session is refused, never retargeted.
     const again = await callRun(mcp.client, l, 'true');
     expect(again.isError).toBe(true);
-    expect(['not_enrolled', 'stale_generation']).toContain(again.structured.error.code);
+    expect(again.structured.error).toMatchObject({ code: 'session_ended', delivery: 'not_sent' });
     expect(readdirSync(scope.server.registryDir).filter((n) => n.includes(l.enrollment_generation))).toEqual([]);
   });
 
@@ -158,6 +158,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
     const screen = await pane.waitFor((s) => s.includes('tmux-run: not enrolled'), 20_000);
     expect(screen).toContain(`the far end's tmux-run is build ${'0'.repeat(16)}`);
     expect(screen).toContain(`tmux-run setup --remote ${USER}`);
+    expect(screen).toContain('remote_unavailable');
     expect(await remoteListings(mcp)).toEqual([]);
     await pane.type('echo still-$((2*21))', { enter: true });
     await pane.waitFor((s) => s.includes('still-42'));

@@ -2,11 +2,13 @@
 // the tmux client held for the request out (helper/shell/screen/held-query.ts: started when the request
 // goes out, asked when the read is to begin), the read that may begin early, while the shell
 // still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
-// reads (helper/shell/screen/prompt-probe.ts).
+// reads (helper/shell/screen/prompt-probe.ts). A pane whose tmux is elsewhere (a far end's:
+// ShellPlace.screen) is read from there, with no client held here.
 import { log } from '../../log/log.js';
 import { holdQuery, stopHolding, type HeldQuery } from './held-query.js';
 import {
   checkPane,
+  checkWith,
   parseScreen,
   readScreen,
   screenArgs,
@@ -43,6 +45,7 @@ export class PaneScreen {
 
   /** A request went out: holds a tmux client for its read (the spare, else one started now; none where none can be held). */
   prepare(): void {
+    if (this.place.screen) return;
     this.held?.drop();
     const spare = this.spare;
     this.spare = undefined;
@@ -66,7 +69,7 @@ export class PaneScreen {
    * slower, BENCHMARKS.md). Not while a request is out: that one holds its own client.
    */
   readyNext(): void {
-    if (!this.asked || this.readying) return;
+    if (this.place.screen || !this.asked || this.readying) return;
     this.readying = setImmediate(() => {
       this.readying = undefined;
       if (this.held || this.early || this.spare?.waiting) return;
@@ -81,6 +84,7 @@ export class PaneScreen {
   }
 
   private async read(): Promise<Screen | undefined> {
+    if (this.place.screen) return parseScreen(await this.place.screen.read());
     const held = this.held;
     this.held = undefined;
     const { tmuxSocket: socket, paneId } = this.place;
@@ -105,7 +109,10 @@ export class PaneScreen {
     const first = this.early;
     this.early = undefined;
     if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };
-    const { verdict } = await checkPane(this.place.tmuxSocket, this.place.paneId, prompt, first);
+    const far = this.place.screen;
+    const { verdict } = far
+      ? await checkWith(async () => parseScreen(await far.read()), prompt, first)
+      : await checkPane(this.place.tmuxSocket, this.place.paneId, prompt, first);
     this.lastVerdict = verdict;
     return verdict;
   }

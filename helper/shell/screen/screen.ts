@@ -10,6 +10,9 @@
 // pane enrolls, helper/shell/screen/prompt-probe.ts) or only the moment.
 import { measurePrompt, type PromptShape } from './prompt-shape.js';
 import { screenQuery as askTmux } from './screen-read.js';
+import { SCREEN_FORMAT, screenArgs } from '../../../src/core/os/screen-questions.js';
+
+export { SCREEN_FORMAT, screenArgs };
 
 /** What tmux showed of the pane. */
 export interface Screen {
@@ -131,9 +134,6 @@ export async function checkScreen(screen: Screen, prompt: RenderedPrompt): Promi
   return moment ?? first;
 }
 
-/** The one tmux call's format line: cursor, mode, alternate screen, width. */
-export const SCREEN_FORMAT = '#{cursor_x} #{cursor_y} #{pane_in_mode} #{alternate_on} #{pane_width}';
-
 /** Parses the call's output: the format line, then the pane's lines (pure). */
 export function parseScreen(out: string): Screen | undefined {
   const lines = out.split('\n');
@@ -149,20 +149,6 @@ export function parseScreen(out: string): Screen | undefined {
     lines,
   };
 }
-
-/** The one call's arguments: display-message for the cursor and modes, then capture-pane -p. */
-export const screenArgs = (paneId: string): string[] => [
-  'display-message',
-  '-p',
-  '-t',
-  paneId,
-  SCREEN_FORMAT,
-  ';',
-  'capture-pane',
-  '-p',
-  '-t',
-  paneId,
-];
 
 /** Asks tmux, read-only and in one call, for the pane's cursor, modes and lines. */
 export async function readScreen(socket: string, paneId: string): Promise<Screen | undefined> {
@@ -187,12 +173,21 @@ export async function checkPane(
   prompt: RenderedPrompt,
   first?: Promise<Screen | undefined>,
 ): Promise<{ verdict: ScreenVerdict; tries: number }> {
+  return checkWith(() => readScreen(socket, paneId), prompt, first);
+}
+
+/** checkPane's tries, each read with `read` (the pane's tmux here, or a far end's relay: ShellPlace.screen). */
+export async function checkWith(
+  read: () => Promise<Screen | undefined>,
+  prompt: RenderedPrompt,
+  first?: Promise<Screen | undefined>,
+): Promise<{ verdict: ScreenVerdict; tries: number }> {
   let verdict: ScreenVerdict = { ok: false, reason: 'the screen was not read', cause: 'line' };
   for (let i = 0; i < SCREEN_TRIES; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, SCREEN_PAUSE_MS));
     let screen: Screen | undefined;
     try {
-      screen = i === 0 && first ? await first : await readScreen(socket, paneId);
+      screen = i === 0 && first ? await first : await read();
     } catch (e) {
       return {
         verdict: { ok: false, reason: `tmux could not show the pane (${(e as Error).message})`, cause: 'line' },

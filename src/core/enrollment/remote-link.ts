@@ -2,13 +2,25 @@
 // `tmux-run ssh` (docs/remote.md), framed as the broker's are (src/core/protocol/framing.ts). The far
 // end's first connection through the forward is the control link: `hello` (who it is), the
 // relay's `welcome` (the enrollment record, secret included, and the relay's CLOCK_MONOTONIC) or `refused` (why not), the far
-// end's `ready` (its service is up: the pane is published), and `want` (open one more data
-// connection). Every other connection starts with `data` and its key, then carries the
-// broker-helper protocol unchanged, end to end.
+// end's `ready` (its service is up: the pane is published), `want` (open one more data
+// connection), the relay's `beat` (the link lives), and the far end's `audit` (one entry of its
+// audit trail for the local one: src/remote/relay-audit.ts checks it). For the screen check (bash
+// without its builtin, fish), the far end's `read_screen` asks for its pane's screen and the
+// relay's `screen` answers with what tmux printed (or why not): the relay picks the pane and the
+// questions (src/remote/relay-screen.ts); the request names neither. Every other connection
+// starts with `data` and its key, then carries the broker-helper protocol unchanged, end to end.
 import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
 
 export const LINK_VERSION = 1;
+
+/**
+ * The relay says `beat` on the control link this often; a far end that hears nothing on it for
+ * LINK_SILENT_MS takes the session as over (a dropped network that its sshd has not noticed yet:
+ * docs/remote.md, "When the session ends") and stops its runs.
+ */
+export const LINK_BEAT_MS = 2000;
+export const LINK_SILENT_MS = 15_000;
 
 /**
  * A data link's transport with each request's take-by time (`take_by`, on the local side's
@@ -47,14 +59,25 @@ export interface Hello {
   helper_pid: number;
 }
 
-export type FarMessage = Hello | { type: 'ready' } | { type: 'data'; key: string };
+/** The most a `screen` answer carries (what tmux printed of the pane: far below a frame's limit). */
+export const MAX_SCREEN_TEXT = 512 * 1024;
+
+export type FarMessage =
+  | Hello
+  | { type: 'ready' }
+  | { type: 'data'; key: string }
+  | { type: 'read_screen'; id: number }
+  | { type: 'audit'; entry: unknown };
 export type RelayMessage =
   | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
   | { type: 'refused'; message: string }
-  | { type: 'want' };
+  | { type: 'want' }
+  | { type: 'screen'; id: number; out?: string; error?: string }
+  | { type: 'beat' };
 
 const str = (x: unknown, max = 256): x is string => typeof x === 'string' && x.length > 0 && x.length <= max;
 const pid = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) > 1;
+const readId = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
 
 /** A far end's message, or undefined when it is not one. */
 export function checkFar(raw: unknown): FarMessage | undefined {
@@ -65,6 +88,10 @@ export function checkFar(raw: unknown): FarMessage | undefined {
       return { type: 'ready' };
     case 'data':
       return str(m.key, 64) ? { type: 'data', key: m.key } : undefined;
+    case 'read_screen':
+      return readId(m.id) ? { type: 'read_screen', id: m.id } : undefined;
+    case 'audit':
+      return { type: 'audit', entry: m.entry };
     case 'hello':
       return typeof m.version === 'number' &&
         str(m.build, 64) &&
@@ -90,6 +117,13 @@ export function checkRelay(raw: unknown): RelayMessage | undefined {
   switch (m.type) {
     case 'want':
       return { type: 'want' };
+    case 'screen':
+      return readId(m.id) &&
+        (typeof m.out === 'string' ? m.out.length <= MAX_SCREEN_TEXT && m.error === undefined : str(m.error, 1024))
+        ? { type: 'screen', id: m.id, ...(typeof m.out === 'string' ? { out: m.out } : { error: m.error as string }) }
+        : undefined;
+    case 'beat':
+      return { type: 'beat' };
     case 'refused':
       return str(m.message, 4096) ? { type: 'refused', message: m.message } : undefined;
     case 'welcome':

@@ -7,7 +7,7 @@
 import { paneGeneration } from './generation.js';
 import type { EnrollmentRecord } from './record.js';
 import { procStat } from '../os/proc.js';
-import type { ListedHost } from './remote-binding.js';
+import type { ListedHost, RemoteBinding } from './remote-binding.js';
 
 export type { ListedHost } from './remote-binding.js';
 
@@ -17,12 +17,18 @@ export function remoteProblem(rec: EnrollmentRecord): string | undefined {
   if (!b) return undefined;
   if (paneGeneration(rec) !== rec.generation)
     return 'its generation does not match its pane, server, shell and enrollment';
+  const over = sessionOver(b);
+  return over && `its ssh session is over (${over})`;
+}
+
+/** Why the ssh session of a binding is over here (which of its relay or ssh client is gone), or undefined while both live. */
+export function sessionOver(b: RemoteBinding): string | undefined {
   const relay = procStat(b.relay_pid);
   if (!relay || 'ZX'.includes(relay.state) || relay.startTicks !== b.relay_start)
-    return `its ssh session is over (tmux-run ssh, pid ${b.relay_pid}, is gone)`;
+    return `tmux-run ssh, pid ${b.relay_pid}, is gone`;
   const ssh = procStat(b.ssh_pid);
   if (!ssh || 'ZX'.includes(ssh.state) || ssh.startTicks !== b.ssh_start || ssh.ppid !== b.relay_pid)
-    return `its ssh session is over (the ssh client, pid ${b.ssh_pid}, is gone)`;
+    return `the ssh client, pid ${b.ssh_pid}, is gone`;
   return undefined;
 }
 

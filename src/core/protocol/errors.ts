@@ -34,6 +34,8 @@ export const ERROR_CODES = [
   'run_attached',
   'not_a_terminal',
   'wake_failed',
+  'session_ended',
+  'remote_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url);
  * A missing file is a tree that was never built: said so, never worked around.
  */
 export function loadGenerated<T>(
-  name: 'wire-validators' | 'contract-validators' | 'build-id' | 'lean-schemas' | 'msgpackr',
+  name: 'wire-validators' | 'contract-validators' | 'build-id' | 'lean-schemas' | 'mcp-versions' | 'msgpackr',
 ): T {
   // From src/core/protocol/ and from dist/src/core/protocol/ alike, generated/ is three levels up.
   const specifier = `../../../generated/${name}.cjs`;

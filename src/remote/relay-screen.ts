@@ -1,0 +1,49 @@
+// The screen check of a far pane, read here (docs/remote.md): a far end whose shell has no exact
+// check (fish; bash without its builtin) asks the relay, on the session's control link, for its
+// pane's screen (`read_screen`, src/core/enrollment/remote-link.ts). The relay knows the pane and
+// its tmux (LocalPane, from when `tmux-run ssh` started): it asks that tmux the screen check's
+// read-only questions about that pane (src/core/os/screen-questions.ts, the ones a local helper
+// asks; the allow-list of every tmux call) and answers with what tmux printed. Nothing of the
+// request chooses a pane, a command or a server: the far end can read its own pane's screen and
+// nothing else. At most a few reads are under way at once.
+import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
+import { screenArgs } from '../core/os/screen-questions.js';
+import { tmuxQuery } from '../core/os/tmux.js';
+import type { Transport } from '../core/protocol/transport.js';
+
+/** Reads under way at once; a far end asking more is answered with an error. */
+const MAX_READS = 4;
+
+export class RelayScreen {
+  private reads = 0;
+  private closed = false;
+
+  constructor(private readonly pane: { tmuxSocket: string; paneId: string }) {}
+
+  /** Answers the far end's `read_screen` `id` on `control`: what tmux printed of this pane, or why not. */
+  async answer(control: Transport, id: number): Promise<void> {
+    if (this.reads >= MAX_READS) {
+      control.send({ type: 'screen', id, error: 'too many screen reads at once' } satisfies RelayMessage);
+      return;
+    }
+    this.reads++;
+    let reply: RelayMessage;
+    try {
+      const out = await tmuxQuery(this.pane.tmuxSocket, screenArgs(this.pane.paneId));
+      reply =
+        out.length <= MAX_SCREEN_TEXT
+          ? { type: 'screen', id, out }
+          : { type: 'screen', id, error: "the pane's screen is too large to send" };
+    } catch (e) {
+      reply = { type: 'screen', id, error: `tmux could not show the pane (${(e as Error).message})`.slice(0, 1024) };
+    } finally {
+      this.reads--;
+    }
+    if (!this.closed) control.send(reply);
+  }
+
+  /** The enrollment ended: no answer is sent any more. */
+  close(): void {
+    this.closed = true;
+  }
+}

@@ -22,7 +22,6 @@ _tmux_run_refuse() {
 _tmux_run_refusal() {
   local dir=$2 node=$3 text
   case $1 in
-    old) text="bash $BASH_VERSION is too old; bash 4.4 or newer is required" ;;
     string) text="this bash runs a command string (bash -c) and never waits at a prompt" ;;
     interactive) text="this bash is not interactive" ;;
     tmux) text="this shell is not running inside tmux (TMUX and TMUX_PANE are unset)" ;;

@@ -36,7 +36,10 @@ _tmux_run_served=
 # helper checks (bash cannot read a mode without a fork): a refusal is said at the prompt after.
 _tmux_run_enroll() {
   local why= dir node=${TMUX_RUN_NODE:-node} base
-  if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4))); then why=old
+  if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4))); then
+    # (Said here: the rest of the snippet needs bash 4.4 to be read at all.)
+    printf '%s\n' "tmux-run: not enrolled: bash $BASH_VERSION is too old; bash 4.4 or newer is required" >&2
+    return 1
   elif [[ -n ${BASH_EXECUTION_STRING+x} ]]; then why=string
   elif [[ $- != *i* ]]; then why=interactive
   # (At the far end of a `tmux-run ssh` session, shell/remote/tmux-run-remote.bash, the pane is the local one.)
@@ -68,7 +71,7 @@ _tmux_run_enroll() {
   fi
   if [[ -n $why ]]; then
     _tmux_run_serve && _tmux_run_refusal "$why" "$dir" "$node"
-    [[ -n $_tmux_run_said ]] && printf '%s\n' "$_tmux_run_said" >&2
+    [[ -n ${_tmux_run_said-} ]] && printf '%s\n' "$_tmux_run_said" >&2
     _tmux_run_said=
     return 1
   fi
@@ -77,7 +80,7 @@ _tmux_run_enroll() {
   base=$dir/ch.$$.$RANDOM$RANDOM
   if ! _tmux_run_create "$base"; then
     _tmux_run_serve && _tmux_run_remove "$base.trap" "$base.mode" && _tmux_run_refusal channel "$dir"
-    printf '%s\n' "$_tmux_run_said" >&2
+    printf '%s\n' "${_tmux_run_said-}" >&2
     _tmux_run_said=
     return 1
   fi
@@ -249,7 +252,7 @@ _tmux_run_on_winch() {
 # tmux_run_unenroll: ends this pane's enrollment (the rest has it).
 tmux_run_unenroll() {
   _tmux_run_serve && tmux_run_unenroll "$@" && return 0
-  [[ -n $_tmux_run_said ]] && printf '%s\n' "$_tmux_run_said" >&2
+  [[ -n ${_tmux_run_said-} ]] && printf '%s\n' "$_tmux_run_said" >&2
   _tmux_run_said=
   return 1
 }

@@ -23,6 +23,7 @@ import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../../lab/run-root.js';
 import { openScope } from '../../lab/scope.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { median } from './bench-enroll.js';
+import { sideBySidePause } from './bench-common.js';
 
 /** main before issue 42's work: its bash snippet forks two `stat`s and starts the helper while .bashrc runs. */
 export const FIRST_PROMPT_BEFORE = 'ad88af8';
@@ -159,19 +160,30 @@ async function fresh(
   await server.tmux(['send-keys', '-t', id, '-l', typed]);
   const p = await waitUntil(() => readTime(prompt, rc.shell), 20_000, `the first prompt of ${id}`);
   const c = await waitUntil(() => readTime(command, rc.shell), 20_000, `the first command of ${id}`);
-  // An enrolled pane is left only once its helper is up, so no start overlaps the next pane's.
+  // An enrolled pane is left only once its helper is up, so no start overlaps the next pane's; and
+  // the next window is asked for only once this one's shell and helper have exited (a helper's
+  // exit, after its record is gone, took the next window's CPU: the arm after an enrolled one
+  // paid for it, the one after no snippet did not).
+  let helper: number | null = null;
   if (snippet)
-    await waitUntil(
-      async () => (await listEnrolled(server.registryDir)).some((x) => x.pane_id === id),
+    helper = await waitUntil(
+      async () => (await listEnrolled(server.registryDir)).find((x) => x.pane_id === id)?.helper_pid,
       20_000,
       `${id} listed`,
     );
+  const shell = Number((await server.tmux(['display-message', '-p', '-t', id, '#{pane_pid}'])).trim());
   await server.tmux(['kill-pane', '-t', id]);
   await waitUntil(
     async () => !(await listEnrolled(server.registryDir)).some((x) => x.pane_id === id),
     20_000,
     `${id} gone`,
   );
+  await waitUntil(
+    () => [helper, shell].every((pid) => !pid || !existsSync(`/proc/${pid}`)) || undefined,
+    20_000,
+    `${id}'s shell and helper to exit`,
+  );
+  await sideBySidePause();
   return { prompt: p - t0, command: c - t0 };
 }
 

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
-import { channelFiles, checkRegistryDir, journalPath } from '../src/core/enrollment/layout.js';
+import { channelFiles, checkRegistryDir, journalPath, socketPath } from '../src/core/enrollment/layout.js';
 import { removeQuietly, type EnrollmentRecord } from '../src/core/enrollment/record.js';
 import { auditPath } from '../src/core/audit/audit-log.js';
 import { RunJournal } from '../src/core/enrollment/run-journal.js';
@@ -185,7 +185,9 @@ function serve(cx: Serving): void {
   let ended = false;
   const audit = new FarAuditLog(auditPath(), control);
   const service: HelperService = new HelperService({
-    record,
+    // The record names the local side's registry socket; what the helper derives from it (the
+    // sandbox hides the registry and puts its walls' socket beside it) is this host's directory.
+    record: { ...record, socket: socketPath(cx.dir, enrollment) },
     secret: Buffer.from(record.secret, 'hex'),
     shell,
     journal,

@@ -69,6 +69,12 @@ _tmux_run_report_mode() {
   return 0
 }
 
+# _tmux_run_pane_name: sets REPLY to how messages name this pane: its tmux id, or at the far end
+# of a `tmux-run ssh` session (no tmux of the pane's here) the session's pane.
+_tmux_run_pane_name() {
+  if [[ -n ${_tmux_run_remote-} ]]; then REPLY="the pane of this ssh session"; else REPLY="pane $TMUX_PANE"; fi
+}
+
 # _tmux_run_enroll_again: shell/tmux-run.bash sourced in a bash that is not new to it, or under
 # ble.sh: ble.sh refuses; an enrollment that is there (awake, starting or dormant) is said and kept;
 # a helper that died unnoticed (no prompt since) is said first, as a prompt would have. Returns 0
@@ -79,14 +85,16 @@ _tmux_run_enroll_again() {
     return 1
   fi
   [[ -n ${TMUX_RUN_REFUSED-} ]] && unset TMUX_RUN_REFUSED
+  local REPLY
+  _tmux_run_pane_name
   if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
-    printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+    printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
     return 0
   fi
   if [[ -n ${_tmux_run_helper_pid-} ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
     [[ -n ${_tmux_run_generation-} ]] &&
-      printf '%s\n' "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
+      printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation)" >&2
     return 0
   fi
   [[ -n ${_tmux_run_helper_pid-} ]] && _tmux_run_prompt
@@ -728,7 +736,9 @@ _tmux_run_failed() {
 # enrollment, and starts the orphan sweep (src/broker/shell-sweep.ts), which stops the runs it
 # held and removes the enrollment's record, socket and run journal once it has read them.
 _tmux_run_lost() {
-  local pane=$TMUX_PANE dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
+  local REPLY
+  _tmux_run_pane_name
+  local pane=$REPLY dir=${_tmux_run_base%/*} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
   local sweep=$_tmux_run_root/dist/src/broker/shell-sweep-main.js
   if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
     _tmux_run_teardown keep-record
@@ -740,7 +750,7 @@ _tmux_run_lost() {
   else
     _tmux_run_teardown
   fi
-  printf '%s\n' "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)" >&2
+  printf '%s\n' "tmux-run: the helper for $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)" >&2
   return 0
 }
 
@@ -855,7 +865,9 @@ _tmux_run_wake_pending() {
 # record goes, so the broker that asked refuses the call, wake_failed, with nothing run), the log is
 # kept, and the pane is told once, before the next prompt.
 _tmux_run_wake_failed() {
-  _tmux_run_failed "$1" "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+  local REPLY
+  _tmux_run_pane_name
+  _tmux_run_failed "$1" "the helper for $REPLY could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 }
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
@@ -865,7 +877,9 @@ tmux_run_unenroll() {
     return 1
   fi
   _tmux_run_serve || return 1
-  local pane=$TMUX_PANE pid=$_tmux_run_helper_pid i=0
+  local REPLY pid=$_tmux_run_helper_pid i=0
+  _tmux_run_pane_name
+  local pane=$REPLY
   # Dormant: no helper to stop (its pid may be another process's by now).
   [[ -n ${_tmux_run_dormant-} ]] && pid=
   # The helper removes its record first thing on SIGTERM, and lets a run it serves report its end.
@@ -874,7 +888,7 @@ tmux_run_unenroll() {
   _tmux_run_hook_prompt remove
   while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ((i++ < 80)); do command sleep 0.05; done
   [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-  printf '%s\n' "tmux-run: pane $pane unenrolled"
+  printf '%s\n' "tmux-run: $pane unenrolled"
   return 0
 }
 

@@ -43,20 +43,30 @@ function _tmux_run_refuse --argument-names why dir node --description 'tmux-run:
     return 1
 end
 
+# _tmux_run_pane_name: how messages name this pane: its tmux id, or at the far end of a
+# `tmux-run ssh` session (no tmux of the pane's here) the session's pane.
+function _tmux_run_pane_name --description 'tmux-run: how messages name this pane'
+    if set -q _tmux_run_remote[1]
+        echo "the pane of this ssh session"
+    else
+        echo "pane $TMUX_PANE"
+    end
+end
+
 # _tmux_run_enroll_again: shell/tmux-run.fish sourced in a fish that is not new to it: an
 # enrollment that is there (awake, starting, held until the first prompt, or dormant) is said and
 # kept; a helper that died unnoticed (no prompt since) is said first, as a prompt would have.
 # Returns 0 (nothing more to do) or 2 (enroll anew).
 function _tmux_run_enroll_again --description 'tmux-run: sourced again'
     if set -q _tmux_run_dormant[1]; or set -q _tmux_run_waking[1]
-        echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+        echo "tmux-run: "(_tmux_run_pane_name)" is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
         return 0
     end
     # Held until the first prompt, or still starting (sourced twice in start-up files, say): that
     # start goes on, silently.
     set -q _tmux_run_held[1]; and return 0
     if set -q _tmux_run_helper_pid[1]; and _tmux_run_alive
-        set -q _tmux_run_generation[1]; and echo "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)" >&2
+        set -q _tmux_run_generation[1]; and echo "tmux-run: "(_tmux_run_pane_name)" is already enrolled (generation $_tmux_run_generation)" >&2
         return 0
     end
     # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
@@ -529,7 +539,7 @@ end
 # the enrollment, and starts the orphan sweep (src/broker/shell-sweep.ts) in the background,
 # which stops the runs it held and removes the enrollment's record and socket.
 function _tmux_run_lost --description 'tmux-run: the helper is gone'
-    set -l pane $TMUX_PANE
+    set -l pane (_tmux_run_pane_name)
     set -l dir (string replace -r '/[^/]*$' '' -- $_tmux_run_base)
     set -l enrollment $_tmux_run_enrollment
     set -l node $_tmux_run_node
@@ -549,7 +559,7 @@ function _tmux_run_lost --description 'tmux-run: the helper is gone'
     else
         _tmux_run_teardown
     end
-    _tmux_run_say "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+    _tmux_run_say "tmux-run: the helper for $pane exited; this pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 end
 
 # _tmux_run_stop PID: ends a helper that must go, and waits until it has: 4 seconds to let a run
@@ -653,23 +663,23 @@ function _tmux_run_wake_pending --description 'tmux-run: the woken helper is sta
         test -n "$reason"; or set reason "it printed nothing"
         set why "the helper exited before it was ready: "(string sub -l 300 -- (string replace -r '^.*tmux-run-helper\[\d+\]: ' '' -- $reason))
     end
-    _tmux_run_failed $why "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
+    _tmux_run_failed $why "the helper for "(_tmux_run_pane_name)" could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 end
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
 function tmux_run_unenroll --description 'tmux-run: end this pane enrollment'
     if set -q _tmux_run_held[1]
         # (Its helper not started yet: nothing to stop.)
-        set -l pane $TMUX_PANE
+        set -l pane (_tmux_run_pane_name)
         _tmux_run_teardown
-        echo "tmux-run: pane $pane unenrolled"
+        echo "tmux-run: $pane unenrolled"
         return 0
     end
     if not set -q _tmux_run_helper_pid[1]
         echo "tmux-run: this shell is not enrolled" >&2
         return 1
     end
-    set -l pane $TMUX_PANE
+    set -l pane (_tmux_run_pane_name)
     set -l pid $_tmux_run_helper_pid
     # Dormant: no helper to stop (its pid may be another process's by now).
     set -q _tmux_run_dormant[1]; and set pid
@@ -677,5 +687,5 @@ function tmux_run_unenroll --description 'tmux-run: end this pane enrollment'
     test -n "$pid"; and command kill -TERM $pid 2>/dev/null
     _tmux_run_teardown
     _tmux_run_stop $pid
-    echo "tmux-run: pane $pane unenrolled"
+    echo "tmux-run: $pane unenrolled"
 end

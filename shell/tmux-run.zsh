@@ -62,12 +62,16 @@ _tmux_run_enroll() {
   # Its start waits for the first prompt (sourced twice in start-up files, say): it goes on, silently.
   [[ -n $_tmux_run_deferred ]] && return 0
   if [[ -n $_tmux_run_dormant || -n $_tmux_run_waking ]]; then
-    print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)"
+    local REPLY
+    _tmux_run_pane_name
+    print -ru2 -- "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)"
     return 0
   fi
   if [[ -n $_tmux_run_helper_pid ]] && kill -0 $_tmux_run_helper_pid 2>/dev/null; then
     # Still starting (sourced twice in start-up files, say): that start goes on, silently.
-    [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: pane $TMUX_PANE is already enrolled (generation $_tmux_run_generation)"
+    local REPLY
+    _tmux_run_pane_name
+    [[ -n $_tmux_run_generation ]] && print -ru2 -- "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation)"
     return 0
   fi
   # Its helper died unnoticed (no prompt since): say so first, as a prompt would have.
@@ -350,6 +354,12 @@ _tmux_run_say() {
   emulate -L zsh
   zle && zle -I
   print -ru2 -- "$1"
+}
+
+# _tmux_run_pane_name: sets REPLY to how messages name this pane: its tmux id, or at the far end
+# of a `tmux-run ssh` session (no tmux of the pane's here) the session's pane.
+_tmux_run_pane_name() {
+  if [[ -n $_tmux_run_remote ]]; then REPLY="the pane of this ssh session"; else REPLY="pane $TMUX_PANE"; fi
 }
 
 # _tmux_run_dir: sets REPLY to the registry directory: TMUX_RUN_DIR, else
@@ -721,7 +731,9 @@ _tmux_run_starting() {
 # removes the enrollment's record, socket and run journal once it has read them.
 _tmux_run_lost() {
   emulate -L zsh
-  local pane=$TMUX_PANE dir=${_tmux_run_base:h} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
+  local REPLY
+  _tmux_run_pane_name
+  local pane=$REPLY dir=${_tmux_run_base:h} enrollment=$_tmux_run_enrollment node=$_tmux_run_node
   [[ -n $_tmux_run_helper_pid ]] && kill -TERM $_tmux_run_helper_pid 2>/dev/null
   if [[ -n $enrollment && -f $dir/$enrollment.json ]]; then
     _tmux_run_teardown keep-record
@@ -729,7 +741,7 @@ _tmux_run_lost() {
   else
     _tmux_run_teardown
   fi
-  _tmux_run_say "tmux-run: the helper for pane $pane exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
+  _tmux_run_say "tmux-run: the helper for $pane exited; this pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
 }
 
 # _tmux_run_sweep NODE DIR ENROLLMENT: the broker's orphan sweep for this enrollment
@@ -894,33 +906,39 @@ _tmux_run_wake_gone() {
 # is kept, and the pane is told once.
 _tmux_run_wake_failed() {
   emulate -L zsh
-  _tmux_run_failed $1 "the helper for pane $TMUX_PANE could not be started again, so the pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
+  local REPLY
+  _tmux_run_pane_name
+  _tmux_run_failed $1 "the helper for $REPLY could not be started again, so the pane is no longer enrolled (source ${_tmux_run_snippet} to enroll it again)"
 }
 
 # tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
 tmux_run_unenroll() {
   emulate -L zsh
   if [[ -n $_tmux_run_deferred ]]; then
+    local REPLY
+    _tmux_run_pane_name
     _tmux_run_teardown
-    print -r -- "tmux-run: pane $TMUX_PANE unenrolled"
+    print -r -- "tmux-run: $REPLY unenrolled"
     return 0
   fi
   if [[ -z $_tmux_run_helper_pid ]]; then
     print -ru2 -- "tmux-run: this shell is not enrolled"
     return 1
   fi
-  local pane=$TMUX_PANE pid=$_tmux_run_helper_pid
+  local REPLY pid=$_tmux_run_helper_pid
+  _tmux_run_pane_name
+  local pane=$REPLY
   if [[ -n $_tmux_run_dormant ]]; then
     # No helper to stop (its pid may be another process's by now): the files go with the teardown.
     _tmux_run_teardown
-    print -r -- "tmux-run: pane $pane unenrolled"
+    print -r -- "tmux-run: $pane unenrolled"
     return 0
   fi
   # The helper removes its record first thing on SIGTERM; closing the channel also ends it.
   kill -TERM $pid 2>/dev/null
   _tmux_run_teardown
   _tmux_run_stop $pid
-  print -r -- "tmux-run: pane $pane unenrolled"
+  print -r -- "tmux-run: $pane unenrolled"
 }
 
 [[ $_tmux_run_aliases == on ]] && setopt aliases

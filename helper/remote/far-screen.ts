@@ -4,11 +4,14 @@
 // ScreenSource (helper/shell/shell.ts): each read is a `read_screen` on the control link,
 // answered by the relay's `screen` (src/remote/relay-screen.ts) with what the local tmux printed,
 // which the check parses as a local read's output. The request names nothing: the relay reads
-// the one pane of its session. Before the link is up, or once it is gone, a read fails (the check
-// then refuses, as it does when tmux cannot answer).
+// the one pane of its session. `hold` tells the relay a read is coming (`hold_screen`: it starts
+// its tmux client ahead), at most once between two reads, or again when the client it held may
+// have been let go. Before the link is up, or once it is gone, a read fails (the check then
+// refuses, as it does when tmux cannot answer).
 import type { Transport } from '../../src/core/protocol/transport.js';
 import type { FarMessage, RelayMessage } from '../../src/core/enrollment/remote-link.js';
-import { TIMEOUT_MS } from '../shell/screen/screen-read.js';
+import { TIMEOUT_MS } from '../../src/core/os/screen-read.js';
+import { SCREEN_HOLD_RENEW_MS } from '../../src/core/os/held-query.js';
 import type { ScreenSource } from '../shell/shell.js';
 
 /** How long a read may take: the relay's tmux call's bound, and a second for the link. */
@@ -24,6 +27,8 @@ export class FarScreen implements ScreenSource {
   private control: Transport | undefined;
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
+  /** When the last `hold_screen` went out with no read since (undefined: none, or a read took it). */
+  private heldAt: number | undefined;
 
   /** The control link is up (the relay welcomed this shell): reads go through it. */
   link(control: Transport): void {
@@ -42,9 +47,17 @@ export class FarScreen implements ScreenSource {
     return true;
   }
 
+  hold(): void {
+    const now = Date.now();
+    if (!this.control || (this.heldAt !== undefined && now - this.heldAt < SCREEN_HOLD_RENEW_MS)) return;
+    this.heldAt = now;
+    this.control.send({ type: 'hold_screen' } satisfies FarMessage);
+  }
+
   async read(): Promise<string> {
     const control = this.control;
     if (!control) throw new Error('the link to the local side is not up');
+    this.heldAt = undefined;
     const id = this.next++;
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -59,6 +72,7 @@ export class FarScreen implements ScreenSource {
   /** The link is gone: every read waiting fails, and no read goes out any more. */
   close(): void {
     this.control = undefined;
+    this.heldAt = undefined;
     for (const [id, w] of this.waiting) {
       clearTimeout(w.timer);
       this.waiting.delete(id);

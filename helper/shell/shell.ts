@@ -71,11 +71,14 @@ export interface Shell {
  * Where the screen check reads a pane whose tmux is not on this host: at the far end of a
  * `tmux-run ssh` session the pane is the local side's, and the session's relay reads it
  * (helper/remote/far-screen.ts, src/remote/relay-screen.ts). A local pane has none: its own tmux
- * is asked, with a client held for the read (helper/shell/screen/pane-screen.ts).
+ * is asked, with a client held for the read (helper/shell/screen/pane-screen.ts); a far pane's
+ * relay holds one the same way when told (`hold`).
  */
 export interface ScreenSource {
   /** What tmux printed for the screen check's questions about the pane (src/core/os/screen-questions.ts). */
   read(): Promise<string>;
+  /** A read is coming (a request went out, or a run is over and the next may come): hold a tmux client for it. */
+  hold?(): void;
 }
 
 /** What a shell's module needs to know about the pane (from the helper's arguments and environment). */

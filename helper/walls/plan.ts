@@ -13,6 +13,8 @@ export type ShellParams = Readonly<Record<string, string | undefined>>;
 export interface OwnFacts {
   registryDir: string;
   tmuxSocket: string;
+  /** A far helper's forward directory (docs/remote.md): its sockets lead to the local relay. */
+  forwardDir?: string;
   auditPath: string;
   /** The user's home directory as the password database has it. */
   userHome: string;

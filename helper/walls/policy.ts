@@ -131,12 +131,14 @@ function shellValue(shell: ShellParams, env: Readonly<Record<string, string>>): 
   };
 }
 
-// What a run may not see: the helper's registry, tmux's sockets, the session's runtime dir and
-// agents, the D-Bus sockets, and TMUX_RUN_SANDBOX_HIDE's list or else each home's secrets.
+// What a run may not see: the helper's registry (and a far helper's forward directory), tmux's
+// sockets, the session's runtime dir and agents, the D-Bus sockets, and TMUX_RUN_SANDBOX_HIDE's
+// list or else each home's secrets.
 function hiddenPaths(sh: ShellValue, own: OwnFacts, homes: string[], hide: string[] | undefined): string[] {
   return [
     own.registryDir,
     own.tmuxSocket,
+    own.forwardDir,
     sh('TMUX')?.split(',')[0],
     `${sh('TMUX_TMPDIR') ?? '/tmp'}/tmux-${own.uid}`,
     sh('XDG_RUNTIME_DIR'),

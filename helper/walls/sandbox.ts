@@ -60,6 +60,8 @@ function plan(b: Inputs, record: EnrollmentRecord, auditPath: string): ReturnTyp
   return planSandbox(b.shell ?? {}, b.cwd, b.env, {
     registryDir: bytes(dirname(record.socket)),
     tmuxSocket: bytes(record.tmux_socket),
+    // A far helper's (set by the remote snippet for it alone: helper/far-helper.ts).
+    ...(process.env.TMUX_RUN_REMOTE ? { forwardDir: bytes(process.env.TMUX_RUN_REMOTE) } : {}),
     auditPath: bytes(auditPath),
     userHome: bytes(safeHome()),
     uid: process.getuid?.() ?? 0,

@@ -15,14 +15,14 @@
 //   the traced runs (src/core/protocol/trace.ts): asked->answered is the signal's round trip and the
 //   handler, answered->snapshot the snapshot and the screen check;
 // - the screen check's parts: the one read-only tmux call through the native spawn and through
-//   Node's execFile, and through a client held before its question (helper/shell/screen/held-query.ts,
+//   Node's execFile, and through a client held before its question (src/core/os/held-query.ts,
 //   as a run makes it: from the question to the answer, the client started 20 ms before), the prompt measured by the emulator (a new shape, a cached one), and the
 //   helper's memory before its first check (emulator not loaded) and after.
 import { readFileSync } from 'node:fs';
 import { measurePrompt } from '../../helper/shell/screen/prompt-shape.js';
 import { screenArgs } from '../../helper/shell/screen/screen.js';
-import { holdQuery } from '../../helper/shell/screen/held-query.js';
-import { screenQuery, screenQueryKind } from '../../helper/shell/screen/screen-read.js';
+import { holdQuery } from '../../src/core/os/held-query.js';
+import { screenQuery, screenQueryKind } from '../../src/core/os/screen-read.js';
 import { tmuxQuery } from '../../src/core/os/tmux.js';
 import { enroll, waitListed } from '../../lab/enrollment.js';
 import { join, resolve } from 'node:path';

@@ -13,6 +13,7 @@ import type { InputBench } from './bench-input.js';
 import type { LightCost } from './bench-light.js';
 import type { StartCost } from './bench-start.js';
 import type { DormantCost } from './bench-dormant.js';
+import type { RemoteCost } from './bench-remote.js';
 import type { PromptCost } from './bench-zsh.js';
 import type { FirstPromptCost } from './bench-first-prompt.js';
 
@@ -87,4 +88,8 @@ export interface Metrics {
   start?: StartCost;
   /** The same with every helper dormant, and a dormant pane's first run (scripts/bench/bench-dormant.ts). */
   dormant?: DormantCost;
+  /** A zsh at the far end of `tmux-run ssh` over loopback beside a local one (scripts/bench/bench-remote.ts). */
+  remote?: RemoteCost;
+  /** The same with fish and bash without its builtin, on the screen check (read by the relay). */
+  remote_screen?: RemoteCost[];
 }

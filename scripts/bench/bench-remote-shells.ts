@@ -4,7 +4,8 @@
 // starts a private sshd and a remote user, test/remote/sshd.ts). bash: the exact check (the builtin
 // built at the far end); bash-screen: bash without it (TMUX_RUN_NATIVE=off), so the screen check;
 // fish: always the screen check. A local pane reads its screen from its own tmux with a client held
-// for the read; a far pane's is read by the relay (src/remote/relay-screen.ts) and crosses the link.
+// for the read; a far pane's is read by the relay (src/remote/relay-screen.ts, with a client it holds
+// the same way) and crosses the link.
 // The round trip of `true` through tmux-run-mcp, interleaved call by call, 20 ms apart
 // (bench-common.ts); medians, the difference and the ratio.
 import { execFile } from 'node:child_process';

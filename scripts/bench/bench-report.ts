@@ -19,6 +19,7 @@ import { inputLines } from './bench-input.js';
 import { lightCostLines } from './bench-light.js';
 import { startCostLines } from './bench-start.js';
 import { dormantCostLines } from './bench-dormant.js';
+import { remoteCostLines } from './bench-remote.js';
 import { promptCostLines } from './bench-zsh.js';
 import { initializeTargets } from './bench-initialize.js';
 import { firstPromptLines } from './bench-first-prompt.js';
@@ -50,6 +51,8 @@ export function report(m: Metrics): void {
     ...(m.light ? lightCostLines(m.light) : []),
     ...(m.start ? startCostLines(m.start) : []),
     ...(m.dormant ? dormantCostLines(m.dormant) : []),
+    ...(m.remote ? remoteCostLines(m.remote) : []),
+    ...(m.remote_screen ?? []).flatMap(remoteCostLines),
     ...traceLines(m),
     '',
     `| target | goal | measured | result |`,

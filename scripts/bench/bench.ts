@@ -18,7 +18,7 @@
 // This file only assembles the sections, in order; each lives in scripts/bench/bench-<section>.ts:
 // bench-core (enrollment, server start, round trip, memory, rates, output sizes), bench-enroll,
 // bench-fish, bench-zsh, bench-first-prompt (bash and fish), bench-shells, bench-output (tmux_run_output), bench-spawn, bench-sandbox,
-// bench-walls, bench-watch, bench-light (listing, idle helpers), bench-start (a helper's own start), bench-trace; bench-calls drives the product, bench-floor is the floor,
+// bench-walls, bench-watch, bench-light (listing, idle helpers), bench-start (a helper's own start), bench-remote (a pane at the far end of tmux-run ssh), bench-trace; bench-calls drives the product, bench-floor is the floor,
 // bench-common holds the options and statistics, bench-report prints the tables.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -45,6 +45,7 @@ import { watchCost } from './bench-watch.js';
 import { lightCost } from './bench-light.js';
 import { startCost } from './bench-start.js';
 import { dormantCost } from './bench-dormant.js';
+import { remoteCost } from './bench-remote.js';
 
 // Every server of the bench lives under its own run root, swept at the end like a test run's.
 const runRootDir = makeRunRoot('tmux-run-bench-');
@@ -125,6 +126,17 @@ try {
   );
   // 100 listings each: at 20 or 40 the ratio wanders with the machine's load (BENCHMARKS.md).
   m.dormant = await dormantCost(QUICK ? 4 : 20, QUICK ? 10 : 100, QUICK ? 2 : 5);
+  progress(
+    'a zsh at the far end of tmux-run ssh over loopback beside a local zsh pane, interleaved (scripts/bench/bench-remote.ts)',
+  );
+  m.remote = await remoteCost(QUICK ? 10 : 100);
+  if ('skipped' in m.remote) progress(`the remote pane's cost is not measured: ${m.remote.skipped}`);
+  else {
+    progress('the same with fish, then bash without its builtin: the screen check, read by the relay');
+    m.remote_screen = [];
+    for (const shell of ['fish', 'bash-screen'] as const)
+      m.remote_screen.push(await remoteCost(QUICK ? 10 : 60, shell));
+  }
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);
   // Large outputs leave garbage that V8 collects when the helper goes idle (its memory reducer
   // runs after some seconds without work); the helper's malloc settings then give it back.

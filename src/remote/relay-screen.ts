@@ -5,10 +5,14 @@
 // read-only questions about that pane (src/core/os/screen-questions.ts, the ones a local helper
 // asks; the allow-list of every tmux call) and answers with what tmux printed. Nothing of the
 // request chooses a pane, a command or a server: the far end can read its own pane's screen and
-// nothing else. At most a few reads are under way at once.
+// nothing else. At most a few reads are under way at once. As a local helper does
+// (helper/shell/screen/pane-screen.ts), the relay holds a tmux client for the next read when the
+// far end says one is coming (`hold_screen`: a request went out, or a run is over), so that the
+// client's start is off the read's way (src/core/os/held-query.ts); at most one is held, let go
+// unasked after SPARE_MS.
 import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { screenArgs } from '../core/os/screen-questions.js';
-import { tmuxQuery } from '../core/os/tmux.js';
+import { askHeld, holdQuery, SCREEN_HOLD_RENEW_MS, SPARE_MS, type HeldQuery } from '../core/os/held-query.js';
 import type { Transport } from '../core/protocol/transport.js';
 
 /** Reads under way at once; a far end asking more is answered with an error. */
@@ -17,8 +21,29 @@ const MAX_READS = 4;
 export class RelayScreen {
   private reads = 0;
   private closed = false;
+  /** The client held for the next read, and when it was started. */
+  private held: HeldQuery | undefined;
+  private heldAt = 0;
 
-  constructor(private readonly pane: { tmuxSocket: string; paneId: string }) {}
+  constructor(
+    private readonly pane: { tmuxSocket: string; paneId: string },
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  /**
+   * The far end's `hold_screen`: a client held for the next read (kept when one waits, unless it
+   * was started SCREEN_HOLD_RENEW_MS ago or more). Started in the next turn: a run's reply that
+   * came in the same turn is passed on first.
+   */
+  hold(): void {
+    setImmediate(() => {
+      if (this.closed) return;
+      if (this.held?.waiting && Date.now() - this.heldAt < SCREEN_HOLD_RENEW_MS) return;
+      this.held?.drop();
+      this.held = holdQuery(this.pane.tmuxSocket, SPARE_MS);
+      this.heldAt = Date.now();
+    });
+  }
 
   /** Answers the far end's `read_screen` `id` on `control`: what tmux printed of this pane, or why not. */
   async answer(control: Transport, id: number): Promise<void> {
@@ -27,9 +52,11 @@ export class RelayScreen {
       return;
     }
     this.reads++;
+    const held = this.held?.waiting ? this.held : undefined;
+    this.held = undefined;
     let reply: RelayMessage;
     try {
-      const out = await tmuxQuery(this.pane.tmuxSocket, screenArgs(this.pane.paneId));
+      const out = await askHeld(held, this.pane.tmuxSocket, screenArgs(this.pane.paneId), this.log);
       reply =
         out.length <= MAX_SCREEN_TEXT
           ? { type: 'screen', id, out }
@@ -42,8 +69,10 @@ export class RelayScreen {
     if (!this.closed) control.send(reply);
   }
 
-  /** The enrollment ended: no answer is sent any more. */
+  /** The enrollment ended: no answer is sent any more, and the held client is let go. */
   close(): void {
     this.closed = true;
+    this.held?.drop();
+    this.held = undefined;
   }
 }

@@ -168,13 +168,14 @@ export class Relay {
     const key = randomBytes(16).toString('hex');
     const control = socketTransport(c);
     c.resume();
-    const screen = new RelayScreen(this.o.pane);
+    const screen = new RelayScreen(this.o.pane, this.o.log);
     const served: Served = { record, control, key, spares: [], waiting: [], paired: new Set(), screen };
     this.served = served;
     control.onmessage = (raw) => {
       const m = checkFar(raw);
       if (m?.type === 'ready') void this.publish(served);
       else if (m?.type === 'read_screen' && this.served === served) void screen.answer(control, m.id);
+      else if (m?.type === 'hold_screen' && this.served === served) screen.hold();
       else if (m?.type === 'audit' && this.served === served) this.audit.take(m.entry, served.record);
     };
     control.onclose = () => this.unpublish(served, 'the far end closed its link');

@@ -94,15 +94,23 @@ function runFar(options: string[], destination: string, mode: Mode, io: Io): Pro
     const err: Buffer[] = [];
     ssh.stdout.on('data', (c: Buffer) => out.push(c));
     ssh.stderr.on('data', (c: Buffer) => err.push(c));
+    // ssh that ends early (a login refused) closes its stdin while tar may still write the
+    // install to it: ssh's status and complaint say what went wrong, not the broken pipe.
+    ssh.stdin.on('error', () => undefined);
+    let tar: { exitCode: number | null; kill(): boolean } | undefined;
     ssh.on('error', (e) => reject(new CliError(`cannot run ssh: ${e.message}`)));
     ssh.on('close', (code) => {
+      if (tar && tar.exitCode === null) tar.kill();
       const stderr = Buffer.concat(err).toString('utf8').trim();
       if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
-      const why = /tmux-run-setup: error: (.*)/.exec(stderr)?.[1] ?? (stderr || `ssh exited with status ${code}`);
+      // The far script's error, else ssh's last line (its complaint comes after any warnings).
+      const why =
+        /tmux-run-setup: error: (.*)/.exec(stderr)?.[1] ??
+        (stderr.split('\n').pop() || `ssh exited with status ${code}`);
       reject(new CliError(`setup --remote ${destination}: ${why}`));
     });
     if (mode === 'install') {
-      const tar = spawn(
+      const pack = spawn(
         'tar',
         // What this install has of the list (a package installed elsewhere may hoist a dependency).
         [
@@ -115,9 +123,10 @@ function runFar(options: string[], destination: string, mode: Mode, io: Io): Pro
         ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
-      tar.stdout.pipe(ssh.stdin);
-      tar.stderr.on('data', (c: Buffer) => io.err(`tmux-run: tar: ${c.toString('utf8')}`));
-      tar.on('close', (code) => {
+      tar = pack;
+      pack.stdout.pipe(ssh.stdin);
+      pack.stderr.on('data', (c: Buffer) => io.err(`tmux-run: tar: ${c.toString('utf8')}`));
+      pack.on('close', (code) => {
         if (code !== 0) reject(new CliError(`setup --remote: tar could not pack this install (status ${code})`));
       });
     } else ssh.stdin.end();

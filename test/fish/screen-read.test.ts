@@ -1,4 +1,4 @@
-// The screen check's tmux call held before its question (helper/shell/screen/held-query.ts), against a
+// The screen check's tmux call held before its question (src/core/os/held-query.ts), against a
 // real tmux server: it answers exactly as the call made at once does, it reads the pane when
 // asked (text typed after it started and before it was asked is in its answer), one let go
 // unasked ends at once, and it asks nothing that is not read-only. The pane's screen check
@@ -6,10 +6,10 @@
 // (readyNext: never while a request is out), which the next request takes instead of starting
 // one, which still reads the pane when asked, and which goes when the channel closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asCommandLines, holdQuery } from '../../helper/shell/screen/held-query.js';
+import { asCommandLines, holdQuery } from '../../src/core/os/held-query.js';
 import { PaneScreen } from '../../helper/shell/screen/pane-screen.js';
 import { screenArgs } from '../../helper/shell/screen/screen.js';
-import { screenQuery } from '../../helper/shell/screen/screen-read.js';
+import { screenQuery } from '../../src/core/os/screen-read.js';
 import { spawnKind } from '../../src/core/os/native-spawn.js';
 import type { Pane } from '../../lab/pane.js';
 import { cmdlineOf, descendantsOf } from '../../lab/processes.js';

@@ -33,6 +33,23 @@ describe.skipIf(skip !== undefined)('a pane on another host: sessions and faults
     mcp = await scope.startMcp();
   });
 
+  it('setup --remote where the login fails: one line saying why and a non-zero exit, not a crash', async () => {
+    // A user the far host does not have (the command line's -l over the config's User): ssh ends
+    // while tar may still be writing the install to it.
+    const failed = await remote
+      .cli(['setup', '--remote', '-F', remote.sshd.clientConfig, '-l', 'trr-no-such-user', USER])
+      .then(
+        () => undefined,
+        (e: { code?: number; stderr?: string }) => e,
+      );
+    expect(failed).toBeDefined();
+    expect(failed!.code).toBe(1);
+    const lines = failed!.stderr!.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^tmux-run: setup --remote ${USER}: .*Permission denied`));
+    expect(failed!.stderr).not.toMatch(/EPIPE|at .*\.js:\d+/);
+  });
+
   it('two sessions to one host are two panes, each run in its own shell', async () => {
     for (const who of ['left', 'right']) {
       const pane = await scope.server.newPane();

@@ -127,11 +127,21 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
 
   it('refuses a run while a half-typed line is at the prompt, and keeps the line', async () => {
     await pane.type('echo half-typ');
+    // At the far end: the keys went through ssh (a notice of the last run may stand below the line).
+    await pane.waitFor((s) => s.split('\n').includes(`${REMOTE_PROMPT}echo half-typ`));
     const r = await callRun(mcp.client, listing, 'true');
     expect(r.isError).toBe(true);
     expect(r.structured.error.code).toBe('editor_not_empty');
     await pane.type('ed', { enter: true });
     await pane.waitFor((s) => s.includes('half-typed'));
+  });
+
+  it("sourced again at the far end, the snippet names the pane as the ssh session's (no tmux pane there)", async () => {
+    await pane.type('source $_tmux_run_snippet', { enter: true });
+    const screen = await pane.waitFor((s) => s.includes('is already enrolled'));
+    expect(screen).toContain(
+      `tmux-run: the pane of this ssh session is already enrolled (generation ${listing.generation})`,
+    );
   });
 
   it('exec at the far end is a new generation: the old target is refused, the new shell serves', async () => {

@@ -1,7 +1,7 @@
-// helper/shell/screen/screen-read.ts's environment for the screen check's tmux client: only the locale
+// src/core/os/screen-read.ts's environment for the screen check's tmux client: only the locale
 // and TERM go (tmux's client sends the server every variable it has, one message each).
 import { describe, expect, it } from 'vitest';
-import { screenEnv, SCREEN_ENV_NAMES } from '../../helper/shell/screen/screen-read.js';
+import { screenEnv, SCREEN_ENV_NAMES } from '../../src/core/os/screen-read.js';
 
 describe('screenEnv', () => {
   it('keeps the locale and TERM and nothing else', () => {

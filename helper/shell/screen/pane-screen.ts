@@ -1,25 +1,22 @@
 // The screen check of one signal-woken shell's pane, as its asks make it (helper/shell/signal/signal.ts):
-// the tmux client held for the request out (helper/shell/screen/held-query.ts: started when the request
+// the tmux client held for the request out (src/core/os/held-query.ts: started when the request
 // goes out, asked when the read is to begin), the read that may begin early, while the shell
 // still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
 // reads (helper/shell/screen/prompt-probe.ts). A pane whose tmux is elsewhere (a far end's:
-// ShellPlace.screen) is read from there, with no client held here.
+// ShellPlace.screen) is read from there, and told when to hold a client there (`hold`: the
+// relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's.
 import { log } from '../../log/log.js';
-import { holdQuery, stopHolding, type HeldQuery } from './held-query.js';
+import { askHeld, holdQuery, SPARE_MS, type HeldQuery } from '../../../src/core/os/held-query.js';
 import {
   checkPane,
   checkWith,
   parseScreen,
-  readScreen,
   screenArgs,
   type RenderedPrompt,
   type Screen,
   type ScreenVerdict,
 } from './screen.js';
 import type { ShellPlace } from '../shell.js';
-
-/** How long a spare client waits for the next request before it is let go. */
-export const SPARE_MS = 60_000;
 
 export class PaneScreen {
   /** The read begun for the request out, before its answer came. */
@@ -45,7 +42,7 @@ export class PaneScreen {
 
   /** A request went out: holds a tmux client for its read (the spare, else one started now; none where none can be held). */
   prepare(): void {
-    if (this.place.screen) return;
+    if (this.place.screen) return this.place.screen.hold?.();
     this.held?.drop();
     const spare = this.spare;
     this.spare = undefined;
@@ -69,12 +66,13 @@ export class PaneScreen {
    * slower, BENCHMARKS.md). Not while a request is out: that one holds its own client.
    */
   readyNext(): void {
-    if (this.place.screen || !this.asked || this.readying) return;
+    if (!this.asked || this.readying) return;
     this.readying = setImmediate(() => {
       this.readying = undefined;
       if (this.held || this.early || this.spare?.waiting) return;
       this.asked = false;
-      this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+      if (this.place.screen) this.place.screen.hold?.();
+      else this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
     });
   }
 
@@ -84,22 +82,16 @@ export class PaneScreen {
   }
 
   private async read(): Promise<Screen | undefined> {
-    if (this.place.screen) return parseScreen(await this.place.screen.read());
+    const far = this.place.screen;
+    if (far) {
+      const out = far.read();
+      this.asked = true;
+      return parseScreen(await out);
+    }
     const held = this.held;
     this.held = undefined;
     const { tmuxSocket: socket, paneId } = this.place;
-    if (!held) return readScreen(socket, paneId);
-    try {
-      const asked = held.ask(screenArgs(paneId));
-      this.asked = true;
-      return parseScreen(await asked);
-    } catch (e) {
-      // Read directly (later: after the same moment); if that works, this tmux cannot serve a held client.
-      const screen = await readScreen(socket, paneId);
-      stopHolding();
-      log(`the screen check holds no tmux client from now on: ${(e as Error).message}`);
-      return screen;
-    }
+    return parseScreen(await askHeld(held, socket, screenArgs(paneId), log, () => (this.asked = true)));
   }
 
   /** The screen against `prompt` (the answer's), the early read taken as the first. */
@@ -111,7 +103,7 @@ export class PaneScreen {
     if (!prompt) return { ok: false, reason: 'the shell did not say what its prompt looks like', cause: 'line' };
     const far = this.place.screen;
     const { verdict } = far
-      ? await checkWith(async () => parseScreen(await far.read()), prompt, first)
+      ? await checkWith(() => this.read(), prompt, first)
       : await checkPane(this.place.tmuxSocket, this.place.paneId, prompt, first);
     this.lastVerdict = verdict;
     return verdict;

@@ -9,7 +9,7 @@
 // line, never pass a typed one. A refusal says whether the prompt is its cause (said once when the
 // pane enrolls, helper/shell/screen/prompt-probe.ts) or only the moment.
 import { measurePrompt, type PromptShape } from './prompt-shape.js';
-import { screenQuery as askTmux } from './screen-read.js';
+import { screenQuery as askTmux } from '../../../src/core/os/screen-read.js';
 import { SCREEN_FORMAT, screenArgs } from '../../../src/core/os/screen-questions.js';
 
 export { SCREEN_FORMAT, screenArgs };

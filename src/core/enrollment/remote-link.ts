@@ -7,7 +7,8 @@
 // audit trail for the local one: src/remote/relay-audit.ts checks it). For the screen check (bash
 // without its builtin, fish), the far end's `read_screen` asks for its pane's screen and the
 // relay's `screen` answers with what tmux printed (or why not): the relay picks the pane and the
-// questions (src/remote/relay-screen.ts); the request names neither. Every other connection
+// questions (src/remote/relay-screen.ts); the request names neither. `hold_screen` (nothing in
+// it) says a read is coming: the relay starts its tmux client for it ahead, as a local helper does. Every other connection
 // starts with `data` and its key, then carries the broker-helper protocol unchanged, end to end.
 import type { Transport } from '../protocol/transport.js';
 import { EDITOR_CHECKS, SHELL_NAMES, type EditorCheck, type EnrollmentRecord, type ShellName } from './record.js';
@@ -67,6 +68,7 @@ export type FarMessage =
   | { type: 'ready' }
   | { type: 'data'; key: string }
   | { type: 'read_screen'; id: number }
+  | { type: 'hold_screen' }
   | { type: 'audit'; entry: unknown };
 export type RelayMessage =
   | { type: 'welcome'; record: EnrollmentRecord; key: string; now: number }
@@ -90,6 +92,8 @@ export function checkFar(raw: unknown): FarMessage | undefined {
       return str(m.key, 64) ? { type: 'data', key: m.key } : undefined;
     case 'read_screen':
       return readId(m.id) ? { type: 'read_screen', id: m.id } : undefined;
+    case 'hold_screen':
+      return { type: 'hold_screen' };
     case 'audit':
       return { type: 'audit', entry: m.entry };
     case 'hello':

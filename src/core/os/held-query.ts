@@ -1,19 +1,20 @@
 // The screen check's tmux call, started before its question: `tmux -S SOCKET source-file -`,
-// through the native spawn, with its stdin a pipe of the helper's. Started when a request goes
+// through the native spawn, with its stdin a pipe of the caller's. Started when a request goes
 // out to the shell, the client execs, loads, connects and introduces itself to the server while
 // the shell's handler answers (about 2-3 ms of a 3-5 ms call); the server then waits for the
 // client's stdin. The questions are written there, and the pipe closed, only when the read is to
-// begin (helper/shell/screen/pane-screen.ts): tmux reads the pane when it runs them, after that moment,
-// exactly as a client started then would. Only read-only questions are written (the allow-list
-// of every tmux call, src/core/os/tmux.ts), each argument single-quoted, which tmux's parser takes
-// as it is (no formats, variables or `~` expanded in it, `#` no comment). A held client not
-// asked is let go with nothing to run (it exits at once). Where a held call fails and a direct
-// one then works (a tmux whose source-file cannot read stdin), no client is held again
-// (stopHolding).
+// begin: tmux reads the pane when it runs them, after that moment, exactly as a client started
+// then would. Only read-only questions are written (the allow-list of every tmux call,
+// src/core/os/tmux.ts), each argument single-quoted, which tmux's parser takes as it is (no
+// formats, variables or `~` expanded in it, `#` no comment). A held client not asked is let go
+// with nothing to run (it exits at once). Where a held call fails and a direct one then works (a
+// tmux whose source-file cannot read stdin), no client is held again (stopHolding). Two callers:
+// a local pane's helper (helper/shell/screen/pane-screen.ts) and the relay of a `tmux-run ssh`
+// session, which reads its pane for the far end (src/remote/relay-screen.ts).
 import { closeSync, writeSync } from 'node:fs';
-import { nativeSpawn, spawnKind } from '../../../src/core/os/native-spawn.js';
-import { assertReadOnly } from '../../../src/core/os/tmux.js';
-import { drain, outcome, screenEnv, TIMEOUT_MS, tmuxBinary } from './screen-read.js';
+import { nativeSpawn, spawnKind } from './native-spawn.js';
+import { assertReadOnly } from './tmux.js';
+import { drain, outcome, screenEnv, screenQuery, TIMEOUT_MS, tmuxBinary } from './screen-read.js';
 
 /** A client held for one question. */
 export interface HeldQuery {
@@ -27,6 +28,16 @@ export interface HeldQuery {
 
 /** How long a held client waits for its question before it is let go. */
 export const HOLD_MS = TIMEOUT_MS;
+
+/** How long a spare client (started after a read, for the next request) waits before it is let go. */
+export const SPARE_MS = 60_000;
+
+/**
+ * A far end's pane (docs/remote.md): its relay holds the client, told by the far end. A client
+ * held this long is taken as soon let go: told again, the relay starts a fresh one, and the far
+ * end tells it again only after this long (helper/remote/far-screen.ts, src/remote/relay-screen.ts).
+ */
+export const SCREEN_HOLD_RENEW_MS = SPARE_MS / 2;
 
 let unsupported = false;
 
@@ -99,4 +110,29 @@ export function holdQuery(socket: string, holdMs: number = HOLD_MS): HeldQuery |
     },
   };
   return held;
+}
+
+/**
+ * Asks `held` the read-only questions `args` of the tmux server at `socket`, or tmux directly when
+ * none is held. A held call that fails is made again directly (later: after the same moment);
+ * when that works, this tmux cannot serve a held client, and none is held from now on (`log` says so).
+ */
+export async function askHeld(
+  held: HeldQuery | undefined,
+  socket: string,
+  args: readonly string[],
+  log: (line: string) => void,
+  asked: () => void = () => undefined,
+): Promise<string> {
+  if (!held) return screenQuery(socket, [...args]);
+  try {
+    const out = held.ask(args);
+    asked();
+    return await out;
+  } catch (e) {
+    const out = await screenQuery(socket, [...args]);
+    stopHolding();
+    log(`the screen check holds no tmux client from now on: ${(e as Error).message}`);
+    return out;
+  }
 }

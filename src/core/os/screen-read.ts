@@ -1,12 +1,13 @@
-// The screen check's one tmux call, made without forking the helper: tmux started through the
-// native vfork spawn (helper/run/spawn.c, as plain runs are) and its output read from the
-// pipes, so no page table of the helper is copied for it. Read-only questions only (the same
-// allow-list as every tmux call: src/core/os/tmux.ts). Where the addon is not built, Node's execFile.
+// The screen check's one tmux call, made without forking the caller (a helper, or the relay of a
+// `tmux-run ssh` session): tmux started through the native vfork spawn (helper/run/spawn.c, as
+// plain runs are) and its output read from the pipes, so no page table of the caller is copied
+// for it. Read-only questions only (the same allow-list as every tmux call: src/core/os/tmux.ts).
+// Where the addon is not built, Node's execFile.
 import { accessSync, constants } from 'node:fs';
 import { Socket } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { nativeSpawn, spawnKind } from '../../../src/core/os/native-spawn.js';
-import { assertReadOnly, tmuxQuery } from '../../../src/core/os/tmux.js';
+import { nativeSpawn, spawnKind } from './native-spawn.js';
+import { assertReadOnly, tmuxQuery } from './tmux.js';
 
 /**
  * The only variables tmux's client gets: the locale (tmux wants a UTF-8 one) and TERM. A client

@@ -1,0 +1,296 @@
+// What a local pane offers, shown for zsh at the far end of one `tmux-run ssh` session (kept for the
+// whole file; the cases do not interfere): a terminal run (a Python REPL) driven through
+// tmux_run_input and tmux_run_screen, `tmux-run attach` from a local window, long, queued, cancelled
+// and background runs with live output, tmux_runs and `tmux-run runs` / `stop`, `watch`, notices and
+// ask mode drawn by the remote shell in the pane, and the far host's sandbox.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { useServer } from '../../lab/lifecycle.js';
+import { callRun, type McpHandle } from '../../lab/mcp.js';
+import { collect, runCli, startCli } from '../../lab/cli.js';
+import { CLI_BIN, productEnv } from '../../lab/product.js';
+import { waitUntil } from '../../lab/waiting.js';
+import { ok } from '../mcp/support.js';
+import { cancel, finalOf, heldRuns, readAll, readOutput, runIdOf, start, wait } from '../long/support.js';
+import { input, running, screen, screenUntil } from '../input/support.js';
+import { press, QUESTION } from '../ask/support.js';
+import { sshdAvailable, userCmdlines } from './sshd.js';
+import { remoteListings, useRemote } from './support.js';
+import type { Pane } from '../../lab/pane.js';
+import type { PaneListing } from '../../src/broker/registry.js';
+
+const skip = sshdAvailable();
+const USER = 'trr-zsh-features';
+const PROMPT = 'far> ';
+
+/** The JSON lines a `watch --json` printed so far. */
+const events = (out: string): Array<Record<string, any>> =>
+  out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, any>);
+
+describe.skipIf(skip !== undefined)('a pane on another host: the features of a local pane, through ssh', () => {
+  const scope = useServer();
+  const remote = useRemote(scope, USER, '/usr/bin/zsh', { file: '.zshrc', text: `PROMPT='${PROMPT}'\n` });
+  let mcp: McpHandle;
+  let pane: Pane;
+  let person: Pane;
+  let listing: PaneListing;
+  let typed = 0;
+
+  /** The person types `cmd` at the far prompt; done when it has run and the prompt is back. */
+  const far = async (cmd: string): Promise<void> => {
+    const n = 1000 + ++typed;
+    await pane.type(`${cmd}; echo typed-$((${n}+1))`, { enter: true });
+    await pane.waitFor((s) => {
+      const lines = s.split('\n');
+      const at = lines.lastIndexOf(`typed-${n + 1}`);
+      return at >= 0 && lines.slice(at + 1).some((l) => l === PROMPT.trimEnd());
+    });
+  };
+
+  beforeAll(async () => {
+    await remote.cli(['setup', '--remote', '-F', remote.sshd.clientConfig, USER]);
+    mcp = await scope.startMcp();
+    pane = await scope.server.newPane();
+    await pane.type(remote.sshLine(), { enter: true });
+    await pane.waitFor((s) => s.split('\n').some((l) => l === PROMPT.trimEnd()));
+    listing = await waitUntil(
+      async () => (await remoteListings(mcp)).find((p) => p.pane_id === pane.id),
+      15_000,
+      'the far end listed',
+    );
+    person = await scope.server.newPane(); // a local window of the person's
+  });
+  afterAll(async () => {
+    await pane?.type('exit', { enter: true });
+  });
+
+  it('drives a Python REPL at the far end through tmux_run_input and tmux_run_screen; exit() ends it with 0', async () => {
+    const s = await start(mcp.client, listing, 'exec python3 -q', { input: 'terminal' });
+    const id = runIdOf(s);
+    expect(s.pending).toMatchObject({ input: 'terminal', attached: false });
+    await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
+    await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
+    const want = `${USER} ${remote.user.home} 42`;
+    const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes(want), 'the answer on the screen');
+    const at = d.lines.indexOf(want);
+    expect(d.lines[at + 1]).toBe('>>>');
+    expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
+    // Its terminal is its own, at the far end: never the pane's, and nothing of it on the pane's screen.
+    expect(await pane.capture()).not.toContain('getpass');
+    await input(mcp.client, listing, id, 'exit()\r');
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+    expect(final.data.stdout.data).toContain(want);
+    expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
+  });
+
+  it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', async () => {
+    const script = `printf 'name? '; read name; echo "hello $name from $(id -un)"; printf 'more? '; read more; echo "more=$more"`;
+    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
+    await screenUntil(mcp.client, listing, id, (d) => d.lines[0] === 'name?', 'the question');
+    await person.run('echo before-attach');
+    await person.type(`NO_COLOR=1 ${process.execPath} ${CLI_BIN} attach ${id.slice(0, 8)}`, { enter: true });
+    await person.waitFor((s) => s.trimStart().startsWith('name?') && !s.includes('before-attach'));
+    expect((await screen(mcp.client, listing, id)).data.attached).toBe(true);
+    expect((await heldRuns(mcp.client)).find((r) => r.run_id === id)).toMatchObject({ attached: true });
+    const refused = await input(mcp.client, listing, id, 'agent\r');
+    expect(refused.error).toMatchObject({ code: 'run_attached', delivery: 'observed' });
+    await person.type('Alice', { enter: true });
+    await person.waitFor((s) => s.includes(`hello Alice from ${USER}`) && s.includes('more?'));
+    await scope.server.tmux(['send-keys', '-t', person.id, 'C-]']);
+    await person.waitFor((s) => s.includes('before-attach') && s.includes(`detached from run ${id.slice(0, 8)}`));
+    await person.waitForPrompt();
+    expect((await input(mcp.client, listing, id, 'Bob\r')).ok).toBe(true);
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.stdout.data).toContain(`hello Alice from ${USER}`);
+    expect(final.data.stdout.data).toContain('more=Bob');
+    expect(final.data.stdout.data).not.toContain('agent');
+  });
+
+  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', async () => {
+    const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
+    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
+    await running(mcp.client, listing, id);
+    const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
+    expect(d.lines[0]).toBe('Password:');
+    expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
+    await pane.waitFor((s) => s.includes(`tmux-run attach ${id.slice(0, 8)}`), 8000);
+    await input(mcp.client, listing, id, 'hunter2\r');
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.stdout.data).toContain('length 7');
+    expect(final.data.stdout.data).not.toContain('hunter2');
+  });
+
+  it('a long run: pending after wait_ms with a tail, its output read live, then tmux_run_wait has the result', async () => {
+    const s = await start(mcp.client, listing, 'echo first; echo warn >&2; sleep 2; echo second; exit 4', {
+      wait_ms: 1000,
+    });
+    const id = runIdOf(s);
+    expect(s.pending).toMatchObject({ state: 'running' });
+    expect(s.pending.stdout_tail).toEqual({ from: 0, encoding: 'utf-8', data: 'first\n' });
+    expect(s.pending.stderr_tail).toEqual({ from: 0, encoding: 'utf-8', data: 'warn\n' });
+    const early = await readOutput(mcp.client, listing, { run_id: id, stream: 'stdout' });
+    expect(early.data).toMatchObject({ from: 0, finished: false });
+    expect(early.data.data).toBe('first\n');
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.completion).toEqual({ state: 'exited', exit_status: 4, signal: null });
+    expect(final.data.stdout.data).toBe('first\nsecond\n');
+    expect(final.data.stderr.data).toBe('warn\n');
+    expect((await readAll(mcp.client, listing, id, 'stdout')).bytes.toString()).toBe('first\nsecond\n');
+  });
+
+  it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", async () => {
+    const first = runIdOf(await start(mcp.client, listing, 'sleep 1; echo first', { wait_ms: 0 }));
+    const second = await start(mcp.client, listing, 'echo second', { wait_ms: 0 });
+    expect(second.pending).toMatchObject({ state: 'queued' });
+    // The listing says so, as the far end answers for it.
+    expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({
+      state: 'running',
+      queued: 1,
+    });
+    const marker = join(remote.user.home, `queued-${process.pid}`);
+    const third = runIdOf(await start(mcp.client, listing, `touch ${marker}`, { wait_ms: 0 }));
+    const c = await cancel(mcp.client, listing, third);
+    expect(c.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
+    expect(c.error.effects).toMatchObject({ state: 'none', completion: { state: 'unobserved' } });
+    expect((await finalOf(mcp.client, listing, runIdOf(second))).data.stdout.data).toBe('second\n');
+    expect((await finalOf(mcp.client, listing, first)).data.stdout.data).toBe('first\n');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('tmux_run_cancel stops a far run: its process group is gone from the host', async () => {
+    const marker = `sleep 302.${process.pid}`;
+    const id = runIdOf(await start(mcp.client, listing, marker, { wait_ms: 0 }));
+    await waitUntil(() => userCmdlines(remote.user.uid).some((c) => c.includes(marker)), 10_000, 'it runs there');
+    const r = await cancel(mcp.client, listing, id, 10_000);
+    expect(r.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
+    expect(r.error.effects).toMatchObject({ state: 'known', completion: { state: 'signaled', signal: 15 } });
+    expect(userCmdlines(remote.user.uid).some((c) => c.includes(marker))).toBe(false);
+    // The queue is free again.
+    expect(ok((await callRun(mcp.client, listing, 'echo after')).structured).stdout.data).toBe('after\n');
+  });
+
+  it('background runs: the queue stays free, tmux_runs and `tmux-run runs` list them, `tmux-run stop` stops one', async () => {
+    const marker = `sleep 303.${process.pid}`;
+    const id = runIdOf(await start(mcp.client, listing, marker, { background: true }));
+    await waitUntil(
+      async () => (await heldRuns(mcp.client)).find((r) => r.run_id === id && r.state === 'running'),
+      10_000,
+      'the background run running',
+    );
+    expect(ok((await callRun(mcp.client, listing, 'echo beside')).structured).stdout.data).toBe('beside\n');
+    const held = (await heldRuns(mcp.client)).find((r) => r.run_id === id)!;
+    expect(held).toMatchObject({ background: true, pane_id: listing.pane_id, generation: listing.generation });
+    const env = productEnv(scope.server);
+    const table = await runCli(['runs'], env);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(id.slice(0, 8));
+    const json = await runCli(['runs', '--json'], env);
+    expect(json.stdout).toContain(id);
+    const stopped = await runCli(['stop', id.slice(0, 8)], env);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toMatch(new RegExp(`^stopped: run ${id.slice(0, 8)} in pane ${listing.pane_id}`));
+    const r = await wait(mcp.client, listing, id, 5000);
+    expect(r.error).toMatchObject({ code: 'cancelled' });
+    expect(r.error.message).toMatch(/tmux-run stop/);
+    await waitUntil(() => !userCmdlines(remote.user.uid).some((c) => c.includes(marker)), 10_000, 'gone there');
+  });
+
+  it('tmux-run watch here shows a far run: its start, its output as it comes, its end', async () => {
+    const child = startCli(['watch', '--json', '--pane', listing.pane_id], productEnv(scope.server));
+    const done = collect(child, 30_000);
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await waitUntil(() => events(out).some((e) => e.event === 'watching'), 10_000, 'the watcher linked');
+    const r = await callRun(mcp.client, listing, 'echo watched-out; echo watched-err >&2; exit 2');
+    const id = r.structured.data.authorization.run_id as string;
+    await waitUntil(() => events(out).some((e) => e.event === 'end' && e.run_id === id), 10_000, 'the end');
+    child.kill('SIGINT');
+    expect((await done).code).toBe(0);
+    const mine = events(out).filter((e) => e.run_id === id);
+    expect(mine.map((e) => e.event)).toEqual(['start', 'output', 'output', 'end']);
+    expect(mine[0]).toMatchObject({ pane_id: listing.pane_id, approval: 'auto' });
+    expect(mine.find((e) => e.stream === 'stdout')).toMatchObject({ data: 'watched-out\n' });
+    expect(mine.find((e) => e.stream === 'stderr')).toMatchObject({ data: 'watched-err\n' });
+    expect(mine[3]).toMatchObject({ ok: true, completion: { state: 'exited', exit_status: 2 } });
+  });
+
+  it("notices: the far shell draws a run's start and end in the pane", async () => {
+    const id = runIdOf(await start(mcp.client, listing, 'sleep 1; exit 5', { wait_ms: 0 }));
+    const id8 = id.slice(0, 8);
+    await pane.waitFor((s) => s.includes(`tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 `));
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.completion).toEqual({ state: 'exited', exit_status: 5, signal: null });
+    await pane.waitFor((s) =>
+      new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited 5 after \\d+ ms`).test(s),
+    );
+  });
+
+  it('ask mode at the far end: the remote shell asks in the pane, the key typed here answers', async () => {
+    await far('TMUX_RUN_APPROVE=ask');
+    try {
+      const marker = join(remote.user.home, `asked-${process.pid}`);
+      const call = callRun(mcp.client, listing, `touch ${marker}; echo approved`);
+      const q = await pane.waitFor((s) => s.includes(QUESTION));
+      expect(q).toContain('an agent (tmux-run-tests 1.0.0) asks to run a script in this shell (TMUX_RUN_APPROVE=ask)');
+      expect(existsSync(marker)).toBe(false);
+      expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({
+        state: 'awaiting_approval',
+        mode: 'ask',
+      });
+      await press(pane, 'y');
+      const d = ok((await call).structured);
+      expect(d.stdout.data).toBe('approved\n');
+      expect(existsSync(marker)).toBe(true);
+      // A no: nothing run.
+      const denied = callRun(mcp.client, listing, `touch ${marker}-no`);
+      await pane.waitFor((s) => s.includes(QUESTION));
+      await press(pane, 'n');
+      const r = await denied;
+      expect(r.structured.error).toMatchObject({ code: 'denied', delivery: 'observed' });
+      expect(existsSync(`${marker}-no`)).toBe(false);
+    } finally {
+      await far('unset TMUX_RUN_APPROVE');
+    }
+  });
+
+  it("the far host's sandbox: read-only refuses a write outside its private /tmp, hides ~/.ssh and the forward directory", async () => {
+    // The forward directory holds this session's socket, which leads to the relay here: hidden too.
+    const forward = join(remote.user.home, '.local/share/tmux-run/f');
+    expect(ok((await callRun(mcp.client, listing, `ls -A ${forward} | wc -l`)).structured).stdout.data).not.toBe('0\n');
+    await far('TMUX_RUN_SANDBOX=read-only');
+    try {
+      expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({ sandbox: 'read-only' });
+      const marker = join(remote.user.home, `walled-${process.pid}`);
+      const d = ok(
+        (
+          await callRun(
+            mcp.client,
+            listing,
+            `touch ${marker} 2>/dev/null; echo "home=$?"; echo x > /tmp/w && cat /tmp/w; ls -A ~/.ssh | wc -l; ls -A ${forward} | wc -l`,
+          )
+        ).structured,
+      );
+      expect(d.stdout.data).toBe('home=1\nx\n0\n0\n');
+      expect(existsSync(marker)).toBe(false);
+      expect(existsSync(join(remote.user.home, '.ssh/authorized_keys'))).toBe(true);
+      // A terminal run goes into the walls too (the far end built the C waiter).
+      const t = runIdOf(
+        await start(mcp.client, listing, `touch ${marker} 2>/dev/null; echo "term=$?"; tty`, { input: 'terminal' }),
+      );
+      const final = await finalOf(mcp.client, listing, t);
+      expect(final.data.stdout.data).toMatch(/^term=1\r\n\/dev\/pts\/\d+\r\n$/);
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      await far('unset TMUX_RUN_SANDBOX');
+    }
+    // Unwalled again.
+    const marker = join(remote.user.home, `free-${process.pid}`);
+    ok((await callRun(mcp.client, listing, `touch ${marker}`)).structured);
+    expect(existsSync(marker)).toBe(true);
+  });
+});

@@ -12,6 +12,278 @@ fi
 if shopt -q expand_aliases; then _tmux_run_aliases=on; else _tmux_run_aliases=; fi
 shopt -u expand_aliases
 
+# _tmux_run_refuse TEXT: says why the pane is not enrolled, and fails.
+_tmux_run_refuse() {
+  printf '%s\n' "tmux-run: not enrolled: $1" >&2
+  return 1
+}
+
+# _tmux_run_refusal WHY DIR NODE: what _tmux_run_enroll found (WHY) said, in _tmux_run_said.
+_tmux_run_refusal() {
+  local dir=$2 node=$3 text
+  case $1 in
+    string) text="this bash runs a command string (bash -c) and never waits at a prompt" ;;
+    interactive) text="this bash is not interactive" ;;
+    tmux) text="this shell is not running inside tmux (TMUX and TMUX_PANE are unset)" ;;
+    restricted) text="this bash is restricted (rbash): once started it cannot write the files tmux-run answers through" ;;
+    relative) text="the directory $dir is not an absolute path; set TMUX_RUN_DIR to one" ;;
+    symlink) text="$dir is a symlink; refusing to use it (remove it or set TMUX_RUN_DIR)" ;;
+    missing) text="cannot create the directory $dir" ;;
+    file) text="$dir is not a directory (remove it or set TMUX_RUN_DIR)" ;;
+    owner) text="$dir belongs to another user, not to you (uid $EUID); remove it or set TMUX_RUN_DIR" ;;
+    channel) text="cannot create the shell channel in $dir" ;;
+    main) text="the helper $_tmux_run_root/dist/helper/main.js is missing; run 'npm install' in $_tmux_run_root" ;;
+    node)
+      if [[ -n ${TMUX_RUN_NODE-} ]]; then
+        text="TMUX_RUN_NODE=$node is not a program that can be run (set it to node's absolute path, or unset it to use node on PATH)"
+      else
+        text="node was not found on PATH (set TMUX_RUN_NODE to its path)"
+      fi
+      ;;
+    *) text=$1 ;;
+  esac
+  _tmux_run_said="tmux-run: not enrolled: $text"
+}
+
+# _tmux_run_remove FILE...: removes the files that exist (bash has no builtin for it: a fork,
+# only when there is something to remove).
+_tmux_run_remove() {
+  local f
+  local -a there=()
+  for f in "$@"; do [[ -e $f || -L $f ]] && there+=("$f"); done
+  ((${#there[@]} == 0)) || command rm -f -- "${there[@]}" 2>/dev/null
+  return 0
+}
+
+# _tmux_run_report_mode: writes the mode the listings show (and whether notices are off: the
+# helper then does not wake the shell for them) when it changed.
+_tmux_run_report_mode() {
+  local mode=auto sandbox=${TMUX_RUN_SANDBOX:-off} quiet=
+  [[ -n ${TMUX_RUN_APPROVE-} && $TMUX_RUN_APPROVE != auto ]] && mode=ask
+  case $sandbox in off | workspace | workspace+net | read-only) ;; *) sandbox=invalid ;; esac
+  case ${TMUX_RUN_NOTIFY-} in off | 0 | no | false) quiet=' quiet' ;; esac
+  if [[ "$mode $sandbox$quiet" != "$_tmux_run_mode_sent" ]]; then
+    printf 'M %s %s%s\n' "$mode" "$sandbox" "$quiet" 2>/dev/null >|"$_tmux_run_base.mode"
+    _tmux_run_mode_sent="$mode $sandbox$quiet"
+  fi
+  return 0
+}
+
+# _tmux_run_pane_name: sets REPLY to how messages name this pane: its tmux id, or at the far end
+# of a `tmux-run ssh` session (no tmux of the pane's here) the session's pane.
+_tmux_run_pane_name() {
+  if [[ -n ${_tmux_run_remote-} ]]; then REPLY="the pane of this ssh session"; else REPLY="pane $TMUX_PANE"; fi
+}
+
+# _tmux_run_enroll_again: shell/tmux-run.bash sourced in a bash that is not new to it, or under
+# ble.sh: ble.sh refuses; an enrollment that is there (awake, starting or dormant) is said and kept;
+# a helper that died unnoticed (no prompt since) is said first, as a prompt would have. Returns 0
+# (nothing more to do), 1 (refused) or 2 (enroll anew).
+_tmux_run_enroll_again() {
+  if [[ -n ${BLE_VERSION-} ]]; then
+    _tmux_run_ble_refuse
+    return 1
+  fi
+  [[ -n ${TMUX_RUN_REFUSED-} ]] && unset TMUX_RUN_REFUSED
+  local REPLY
+  _tmux_run_pane_name
+  if [[ -n ${_tmux_run_dormant-}${_tmux_run_waking-} ]]; then
+    printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation; its helper is dormant until a run needs it)" >&2
+    return 0
+  fi
+  if [[ -n ${_tmux_run_helper_pid-} ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+    # Still starting (sourced twice in start-up files, say): that start goes on, silently.
+    [[ -n ${_tmux_run_generation-} ]] &&
+      printf '%s\n' "tmux-run: $REPLY is already enrolled (generation $_tmux_run_generation)" >&2
+    return 0
+  fi
+  [[ -n ${_tmux_run_helper_pid-} ]] && _tmux_run_prompt
+  return 2
+}
+
+# _tmux_run_ble_refuse: ble.sh replaces readline, so this bash is not enrolled. Said on stderr,
+# which ble.sh, once attached, sends to a file of its own for the rest of .bashrc: then said again
+# at the first prompt, once ble.sh has drawn it (_tmux_run_ble_tell, ble.sh's idle task). And said
+# to `tmux-run doctor` run in this pane (src/cli/doctor-pane.ts): TMUX_RUN_REFUSED, exported,
+# names the pane, this shell and why.
+_tmux_run_ble_refuse() {
+  _tmux_run_ble_why="ble.sh ${BLE_VERSION} is loaded in this bash: it replaces readline, whose line tmux-run reads to know that the line is empty; to enroll this pane, start a bash without ble.sh in it (a .bashrc that does not source ble.sh) and source $_tmux_run_snippet there"
+  _tmux_run_refuse "$_tmux_run_ble_why"
+  export TMUX_RUN_REFUSED="$TMUX_PANE $$ $_tmux_run_ble_why"
+  if [[ ! -t 2 && -n ${BLE_ATTACHED-} ]] && declare -F ble/util/idle.push >/dev/null; then
+    ble/util/idle.push _tmux_run_ble_tell
+  fi
+  return 0
+}
+
+# _tmux_run_ble_tell: ble.sh's idle task, at the first prompt: says why the pane is not enrolled on
+# a line of its own above the prompt, which ble.sh then draws again (or, with a ble.sh that lacks
+# those functions, in its info area below the line).
+_tmux_run_ble_tell() {
+  local text="tmux-run: not enrolled: $_tmux_run_ble_why"
+  if declare -F ble/widget/.hide-current-line ble/textarea#redraw >/dev/null; then
+    ble/widget/.hide-current-line
+    printf '\r\e[K%s\n' "$text" >&2
+    ble/textarea#redraw
+  elif declare -F ble/edit/info/immediate-show >/dev/null; then
+    ble/edit/info/immediate-show text "$text"
+  fi
+  return 0
+}
+
+# _tmux_run_hook_prompt add|remove: puts _tmux_run_prompt last in PROMPT_COMMAND (a string, or an
+# array in bash 5.1 and later), or takes it out. Last but before bash-preexec's own last entries
+# (its install string, `__bp_install "$_"` after 0.6.0, then __bp_interactive_mode): it arms its
+# preexec there, and any entry run after it would be taken for the person's first command.
+#
+# With bash-preexec loaded (it runs precmd_functions first in PROMPT_COMMAND, and at the prompt
+# where it installs its DEBUG trap, before it arms its preexec), the hook goes last in
+# precmd_functions instead: it then wraps that trap at that very prompt, before a WINCH trap can
+# fire it, and bash-preexec never takes the hook's own PROMPT_COMMAND entry for a command.
+_tmux_run_hook_prompt() {
+  local i at=
+  if [[ -n ${precmd_functions+x} || $1 == remove ]]; then
+    local -a fns=()
+    for i in "${precmd_functions[@]}"; do [[ $i == _tmux_run_prompt ]] || fns+=("$i"); done
+    [[ -n ${precmd_functions+x} ]] && precmd_functions=("${fns[@]}")
+  fi
+  if [[ $1 == add ]] && declare -F __bp_precmd_invoke_cmd >/dev/null; then
+    precmd_functions+=(_tmux_run_prompt)
+    # (Traced, so that the hook it calls sees the DEBUG trap: bash shows a function the trap only
+    # when every caller up to the top has the trace attribute. bash-preexec after 0.6.0 calls the
+    # precmd_functions from __bp_invoke_precmd_functions, itself called by __bp_precmd_invoke_cmd.)
+    declare -ft __bp_precmd_invoke_cmd
+    declare -F __bp_invoke_precmd_functions >/dev/null && declare -ft __bp_invoke_precmd_functions
+    set -- remove
+  fi
+  if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+    local -a pcs=()
+    for i in "${!PROMPT_COMMAND[@]}"; do
+      [[ ${PROMPT_COMMAND[i]} == _tmux_run_prompt ]] || pcs+=("${PROMPT_COMMAND[i]}")
+    done
+    if [[ $1 == add ]]; then
+      at=${#pcs[@]}
+      for i in "${!pcs[@]}"; do
+        [[ ${pcs[i]} == __bp_trap_string=* || ${pcs[i]} == '__bp_install "$_"' || ${pcs[i]} == __bp_interactive_mode ]] && { at=$i; break; }
+      done
+      pcs=("${pcs[@]:0:at}" _tmux_run_prompt "${pcs[@]:at}")
+    fi
+    PROMPT_COMMAND=("${pcs[@]}")
+    return 0
+  fi
+  local pc=${PROMPT_COMMAND-} head tail
+  pc=${pc//$'\n'_tmux_run_prompt/}
+  pc=${pc//_tmux_run_prompt/}
+  if [[ $1 == add ]]; then
+    for at in '__bp_trap_string=' '__bp_install "$_"' '__bp_interactive_mode'; do
+      if [[ $'\n'$pc == *$'\n'"$at"* ]]; then
+        head=$'\n'$pc
+        head=${head%%$'\n'"$at"*}
+        head=${head#$'\n'}
+        tail=${pc:${#head}}
+        tail=${tail#$'\n'}
+        pc=${head:+$head$'\n'}_tmux_run_prompt$'\n'$tail
+        break
+      fi
+      at=
+    done
+    [[ -n $at ]] || pc=${pc:+$pc$'\n'}_tmux_run_prompt
+  fi
+  PROMPT_COMMAND=$pc
+  [[ -n $PROMPT_COMMAND ]] || unset PROMPT_COMMAND
+  return 0
+}
+
+# _tmux_run_has_hook: true while _tmux_run_prompt is in PROMPT_COMMAND (or precmd_functions).
+_tmux_run_has_hook() {
+  local e
+  for e in "${PROMPT_COMMAND[@]}" "${precmd_functions[@]}"; do [[ $e == *_tmux_run_prompt* ]] && return 0; done
+  return 1
+}
+
+# _tmux_run_prompt_served: the PROMPT_COMMAND hook (_tmux_run_prompt) once the rest is read, or
+# whenever the helper is not simply starting. Says what is to be said (a failed start, a
+# revocation, a lost helper), notices a helper that is gone, keeps the hooks in place, reports the
+# mode, and marks the shell idle at its primary prompt.
+_tmux_run_prompt_served() {
+  [[ -n ${_tmux_run_base-} ]] && trap -p DEBUG 2>/dev/null >|"$_tmux_run_base.trap"
+  _tmux_run_check
+  if [[ -n ${_tmux_run_said-} ]]; then
+    printf '%s\n' "$_tmux_run_said" >&2
+    _tmux_run_said=
+  fi
+  if [[ -n ${_tmux_run_telling-} ]]; then
+    printf '%s\n' "$_tmux_run_telling" >&2
+    _tmux_run_telling=
+  fi
+  if [[ -z ${_tmux_run_helper_pid-} ]]; then
+    _tmux_run_hook_prompt remove
+    return 0
+  fi
+  _tmux_run_hooks
+  _tmux_run_report_mode
+  ((_tmux_run_prompts++))
+  _tmux_run_asking=
+  _tmux_run_idle=1
+  return 0
+}
+declare -ft _tmux_run_prompt_served
+
+# _tmux_run_check: at a prompt, what happened since the last one: the helper's first word (read
+# now if no trap read it), an end the trap left to undo (revoked, failed), a helper that is gone,
+# one that says nothing for too long.
+_tmux_run_check() {
+  [[ -n ${_tmux_run_helper_pid-} && -z $_tmux_run_generation ]] && _tmux_run_on_winch
+  case ${_tmux_run_ended-} in
+    X)
+      _tmux_run_teardown
+      _tmux_run_said="tmux-run: this pane's enrollment was revoked"
+      ;;
+    E\ *) _tmux_run_failed "${_tmux_run_ended#E }" ;;
+    L\ *) _tmux_run_relaunch "${_tmux_run_ended#L }" ;;
+    W\ *) _tmux_run_wake_failed "${_tmux_run_ended#W }" ;;
+  esac
+  unset _tmux_run_ended
+  [[ -n ${_tmux_run_helper_pid-} ]] || return 0
+  [[ -n ${_tmux_run_dormant-} ]] && return 0
+  [[ -n ${_tmux_run_waking-} ]] && { _tmux_run_wake_pending; return 0; }
+  if ! kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
+    # Its last word may be D (dormant), not read yet: a command held the prompt.
+    _tmux_run_on_winch
+    [[ -n ${_tmux_run_dormant-} ]] && return 0
+    _tmux_run_gone
+  elif [[ -z $_tmux_run_generation ]]; then
+    _tmux_run_starting
+  fi
+  return 0
+}
+
+# _tmux_run_starting: a prompt while the helper starts and has not said its first word; one that
+# says nothing for 10 seconds is stopped.
+_tmux_run_starting() {
+  local now
+  printf -v now '%(%s)T' -1
+  ((now - _tmux_run_since < 10)) && return 0
+  _tmux_run_serve && _tmux_run_failed "the helper did not become ready within 10 seconds"
+}
+
+# _tmux_run_exact_known: the builtin's plan as the helper's child made it and wrote it in BASE.check
+# (shell/tmux-run-start.bash), for the shell to follow once the helper has spoken.
+_tmux_run_exact_known() {
+  local line=
+  [[ -n $_tmux_run_exact$_tmux_run_exact_so$_tmux_run_exact_why ]] && return 0
+  read -r line 2>/dev/null <"$_tmux_run_base.check"
+  case $line in
+    exact) _tmux_run_exact=1 ;;
+    load\ /*)
+      _tmux_run_exact_so=${line#load }
+      _tmux_run_build_id
+      ;;
+    *) _tmux_run_exact_why=${line#screen } ;;
+  esac
+  return 0
+}
+
 # _tmux_run_unhook: puts the person's traps, PS0 and PS2 back as they are without the hooks.
 _tmux_run_unhook() {
   local REPLY
@@ -105,7 +377,9 @@ _tmux_run_started() {
   generation=${rest%% *} enrollment=${rest#* }
   if [[ $generation =~ ^[0-9a-f]{32}$ && $enrollment =~ ^[0-9a-f]{32}$ ]]; then
     _tmux_run_generation=$generation _tmux_run_enrollment=$enrollment
+    _tmux_run_exact_known
     [[ -n $load ]] && _tmux_run_exact_now
+    _tmux_run_report_mode
     _tmux_run_has_hook || _tmux_run_hook_prompt add
     return 0
   fi
@@ -208,7 +482,7 @@ _tmux_run_relaunch() {
   kill -TERM "$_tmux_run_helper_pid" 2>/dev/null
   _tmux_run_exact= _tmux_run_exact_so= _tmux_run_exact_why=$1
   _tmux_run_base=${old%/*}/ch.$$.$RANDOM$RANDOM
-  if ! _tmux_run_create "$_tmux_run_base"; then
+  if ! _tmux_run_create "$_tmux_run_base" trap mode check; then
     _tmux_run_base=$old
     _tmux_run_failed "cannot create the shell channel in ${old%/*}"
     return 0
@@ -414,6 +688,10 @@ _tmux_run_gone() {
     return 0
   fi
   local REPLY
+  if [[ ! -e $_tmux_run_base.check && ! -e $_tmux_run_base.log ]]; then
+    _tmux_run_failed "cannot create the shell channel in ${_tmux_run_base%/*}"
+    return 0
+  fi
   _tmux_run_log_reason "$_tmux_run_base.log"
   # At the far end, a login that is not a `tmux-run ssh` session: nothing to enroll, nothing to say.
   if [[ -n ${_tmux_run_remote-} && $REPLY == 'not a tmux-run ssh session'* ]]; then
@@ -591,6 +869,35 @@ _tmux_run_wake_failed() {
   _tmux_run_pane_name
   _tmux_run_failed "$1" "the helper for $REPLY could not be started again, so the pane is no longer enrolled (source $_tmux_run_snippet to enroll it again)"
 }
+
+# tmux_run_unenroll: ends this pane's enrollment. Returns 0, or 1 when it was not enrolled.
+tmux_run_unenroll() {
+  if [[ -z ${_tmux_run_helper_pid-} ]]; then
+    printf '%s\n' "tmux-run: this shell is not enrolled" >&2
+    return 1
+  fi
+  _tmux_run_serve || return 1
+  local REPLY pid=$_tmux_run_helper_pid i=0
+  _tmux_run_pane_name
+  local pane=$REPLY
+  # Dormant: no helper to stop (its pid may be another process's by now).
+  [[ -n ${_tmux_run_dormant-} ]] && pid=
+  # The helper removes its record first thing on SIGTERM, and lets a run it serves report its end.
+  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null
+  _tmux_run_teardown
+  _tmux_run_hook_prompt remove
+  while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ((i++ < 80)); do command sleep 0.05; done
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  printf '%s\n' "tmux-run: $pane unenrolled"
+  return 0
+}
+
+# The builtin's plan and the helper's start (_tmux_run_write_check, _tmux_run_build_id).
+if ! source "$_tmux_run_root/shell/tmux-run-start.bash"; then
+  [[ $_tmux_run_aliases == on ]] && shopt -s expand_aliases
+  unset _tmux_run_aliases
+  return 1
+fi
 
 [[ $_tmux_run_aliases == on ]] && shopt -s expand_aliases
 unset _tmux_run_aliases

@@ -23,6 +23,7 @@ import { makeRunRoot, RUN_ROOT_VAR, sweepRunRoot } from '../../lab/run-root.js';
 import { openScope } from '../../lab/scope.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { median } from './bench-enroll.js';
+import { sideBySidePause } from './bench-common.js';
 
 /** main before issue 42's work: its bash snippet forks two `stat`s and starts the helper while .bashrc runs. */
 export const FIRST_PROMPT_BEFORE = 'ad88af8';
@@ -56,22 +57,31 @@ function startupFiles(): Record<string, StartupFile> {
 
 export interface FirstPromptCost {
   n: number;
+  /** The commit whose snippets were measured as `before`. */
+  before?: string;
   loadavg_start: number[];
   loadavg_end: number[];
   /** Per start-up file and snippet (`bash minimal/none`, .../before, .../after): times in ms. */
   runs: Record<string, { first_prompt_ms: number[]; first_command_ms: number[] }>;
 }
 
-/** BEFORE's snippet in a directory of its own beside this tree's dist (a snippet finds dist/ next to shell/). */
+/** The tree compared with this one: TMUX_RUN_BENCH_BEFORE, else FIRST_PROMPT_BEFORE. */
+const beforeCommit = (): string => process.env.TMUX_RUN_BENCH_BEFORE || FIRST_PROMPT_BEFORE;
+
+/** BEFORE's snippet in a directory of its own beside this tree's dist (a snippet finds dist/ and the rest of itself next to shell/). */
 function beforeSnippet(dir: string, shell: ShellKind): string | undefined {
+  const before = beforeCommit();
   try {
-    const text = execFileSync('git', ['-C', ROOT, 'show', `${FIRST_PROMPT_BEFORE}:shell/tmux-run.${shell}`], {
-      encoding: 'utf8',
-    });
+    const names = execFileSync('git', ['-C', ROOT, 'ls-tree', '--name-only', `${before}:shell/`], { encoding: 'utf8' })
+      .split('\n')
+      .filter((n) => /^tmux-run[a-z-]*\.(bash|fish)$/.test(n));
     mkdirSync(join(dir, 'shell'), { recursive: true });
     if (!existsSync(join(dir, 'dist'))) symlinkSync(join(ROOT, 'dist'), join(dir, 'dist'));
-    writeFileSync(join(dir, 'shell', `tmux-run.${shell}`), text);
-    return join(dir, 'shell', `tmux-run.${shell}`);
+    for (const name of names) {
+      const text = execFileSync('git', ['-C', ROOT, 'show', `${before}:shell/${name}`], { encoding: 'utf8' });
+      writeFileSync(join(dir, 'shell', name), text);
+    }
+    return existsSync(join(dir, 'shell', `tmux-run.${shell}`)) ? join(dir, 'shell', `tmux-run.${shell}`) : undefined;
   } catch {
     return undefined;
   }
@@ -150,19 +160,30 @@ async function fresh(
   await server.tmux(['send-keys', '-t', id, '-l', typed]);
   const p = await waitUntil(() => readTime(prompt, rc.shell), 20_000, `the first prompt of ${id}`);
   const c = await waitUntil(() => readTime(command, rc.shell), 20_000, `the first command of ${id}`);
-  // An enrolled pane is left only once its helper is up, so no start overlaps the next pane's.
+  // An enrolled pane is left only once its helper is up, so no start overlaps the next pane's; and
+  // the next window is asked for only once this one's shell and helper have exited (a helper's
+  // exit, after its record is gone, took the next window's CPU: the arm after an enrolled one
+  // paid for it, the one after no snippet did not).
+  let helper: number | null = null;
   if (snippet)
-    await waitUntil(
-      async () => (await listEnrolled(server.registryDir)).some((x) => x.pane_id === id),
+    helper = await waitUntil(
+      async () => (await listEnrolled(server.registryDir)).find((x) => x.pane_id === id)?.helper_pid,
       20_000,
       `${id} listed`,
     );
+  const shell = Number((await server.tmux(['display-message', '-p', '-t', id, '#{pane_pid}'])).trim());
   await server.tmux(['kill-pane', '-t', id]);
   await waitUntil(
     async () => !(await listEnrolled(server.registryDir)).some((x) => x.pane_id === id),
     20_000,
     `${id} gone`,
   );
+  await waitUntil(
+    () => [helper, shell].every((pid) => !pid || !existsSync(`/proc/${pid}`)) || undefined,
+    20_000,
+    `${id}'s shell and helper to exit`,
+  );
+  await sideBySidePause();
   return { prompt: p - t0, command: c - t0 };
 }
 
@@ -183,6 +204,7 @@ export async function firstPromptCost(server: TmuxServer, n: number, scratch: st
   };
   const out: FirstPromptCost = {
     n,
+    before: beforeCommit(),
     loadavg_start: loadavg().map((x) => Number(x.toFixed(2))),
     loadavg_end: [],
     runs: {},
@@ -229,7 +251,7 @@ export function firstPromptLines(c: FirstPromptCost): string[] {
         which === 'none'
           ? 'no snippet'
           : which === 'before'
-            ? `snippet of ${FIRST_PROMPT_BEFORE} (before)`
+            ? `snippet of ${c.before ?? FIRST_PROMPT_BEFORE} (before)`
             : "this tree's snippet";
       lines.push(
         `| ${name} / ${label} | ${p.toFixed(1)} | ${k.toFixed(1)} | ${which === 'none' ? '' : signed(p - p0)} | ${which === 'none' ? '' : signed(k - k0)} | ${which === 'none' ? '' : `${(p / p0).toFixed(2)}x`} | ${which === 'none' ? '' : `${(k / k0).toFixed(2)}x`} | ${verdict} |`,

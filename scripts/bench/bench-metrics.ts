@@ -90,6 +90,6 @@ export interface Metrics {
   dormant?: DormantCost;
   /** A zsh at the far end of `tmux-run ssh` over loopback beside a local one (scripts/bench/bench-remote.ts). */
   remote?: RemoteCost;
-  /** The same with fish and bash without its builtin, on the screen check (read by the relay). */
+  /** The same with bash (its builtin), fish and bash without its builtin (the screen check, read by the relay). */
   remote_screen?: RemoteCost[];
 }

@@ -1,7 +1,8 @@
 // scripts/bench/bench-remote.ts: what a pane on another host costs per run (a section of `npm run
 // bench`, also runnable alone: `npx tsx scripts/bench/bench-remote.ts [--n 60]`; as root, with
 // sshd and ssh: it starts a private sshd and a remote user, test/remote/sshd.ts; without them the
-// section is skipped and says why; `--shell fish|bash-screen` for a shell on the screen check,
+// section is skipped and says why; `--shell bash` for bash with its builtin, `--shell
+// fish|bash-screen` for a shell on the screen check,
 // whose far pane the relay reads: src/remote/relay-screen.ts). The round trip of `true` through
 // tmux-run-mcp in a local pane and at the far end of `tmux-run ssh` over loopback (the link kept
 // open), the same shell on both sides, each with a start-up file of one prompt line and notices
@@ -36,8 +37,8 @@ import { NOTIFY, sideBySidePause } from './bench-common.js';
 
 const run = promisify(execFile);
 
-/** The shell on both sides (bash-screen: bash without its builtin, on the screen check). */
-export type RemoteShell = 'zsh' | 'fish' | 'bash-screen';
+/** The shell on both sides (bash: with its builtin, exact; bash-screen: without it, on the screen check). */
+export type RemoteShell = 'zsh' | 'fish' | 'bash' | 'bash-screen';
 
 /** Per shell: the remote user, its login shell and start-up file, and the local pane enrolled beside it. */
 const SHELLS: Record<
@@ -64,6 +65,16 @@ const SHELLS: Record<
     local: async (server) => {
       const p = await fishPane(server, { config: `set -g TMUX_RUN_NOTIFY ${NOTIFY}\n` });
       await enrollFish(p);
+      return p;
+    },
+  },
+  bash: {
+    user: 'trr-bench-bash',
+    login: '/bin/bash',
+    rc: () => ['.bashrc', `${readFileSync('/etc/skel/.bashrc', 'utf8')}\nPS1='$ '\nTMUX_RUN_NOTIFY=${NOTIFY}\n`],
+    local: async (server) => {
+      const p = await bashPane(server, { rc: `TMUX_RUN_NOTIFY=${NOTIFY}` });
+      await enrollBash(p);
       return p;
     },
   },
@@ -205,7 +216,7 @@ export function remoteCostLines(c: RemoteCost): string[] {
   ];
 }
 
-// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N] [--shell zsh|fish|bash-screen]` prints the rows and the JSON.
+// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N] [--shell zsh|fish|bash|bash-screen]` prints the rows and the JSON.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const i = process.argv.indexOf('--n');
   const n = i >= 0 ? Number(process.argv[i + 1]) : 60;
@@ -214,7 +225,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   try {
     const j = process.argv.indexOf('--shell');
     const shell = (j >= 0 ? process.argv[j + 1] : 'zsh') as RemoteShell;
-    if (!(shell in SHELLS)) throw new Error('--shell zsh, fish or bash-screen');
+    if (!(shell in SHELLS)) throw new Error('--shell zsh, fish, bash or bash-screen');
     const c = await remoteCost(n, shell);
     console.log(remoteCostLines(c).join('\n'));
     console.log(JSON.stringify(c));

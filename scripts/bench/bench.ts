@@ -132,9 +132,11 @@ try {
   m.remote = await remoteCost(QUICK ? 10 : 100);
   if ('skipped' in m.remote) progress(`the remote pane's cost is not measured: ${m.remote.skipped}`);
   else {
-    progress('the same with fish, then bash without its builtin: the screen check, read by the relay');
+    progress(
+      'the same with bash (its builtin), fish, then bash without its builtin: the screen check, read by the relay',
+    );
     m.remote_screen = [];
-    for (const shell of ['fish', 'bash-screen'] as const)
+    for (const shell of ['bash', 'fish', 'bash-screen'] as const)
       m.remote_screen.push(await remoteCost(QUICK ? 10 : 60, shell));
   }
   m.trace = await tracedSection(scope, brokerOptions, join(runRootDir, 'trace.jsonl'), one, m.sandbox?.boxed);

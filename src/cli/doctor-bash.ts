@@ -1,6 +1,6 @@
 // doctor's `bash-builtin` line: whether bash panes get the exact line check (the builtin
 // dist/generated/bash-line.so that shell/tmux-run.bash loads once its helper has checked it) or
-// the screen check, and why.
+// the screen check, and why (the snippet's plan is in shell/tmux-run-start.bash).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,15 +38,17 @@ function runBash(lines: string[], env: NodeJS.ProcessEnv): { out: string; err: s
  */
 export function checkBashBuiltin(env: NodeJS.ProcessEnv): Line {
   const root = packageRoot();
-  const core = readFileSync(join(root, 'shell', 'tmux-run.bash'), 'utf8');
+  const start = readFileSync(join(root, 'shell', 'tmux-run-start.bash'), 'utf8');
   const serve = readFileSync(join(root, 'shell', 'tmux-run-serve.bash'), 'utf8');
-  const plan = snippetFunction(core, '_tmux_run_exact_plan');
+  const plan = snippetFunction(start, '_tmux_run_exact_plan');
+  const id = snippetFunction(start, '_tmux_run_build_id');
   const now = snippetFunction(serve, '_tmux_run_exact_now');
-  if (plan === undefined || now === undefined)
+  if (plan === undefined || id === undefined || now === undefined)
     return { check: NAME, ok: false, detail: "the snippet's builtin loader is missing", fix: 'reinstall tmux-run' };
   const bash = (lines: string[]) => runBash(lines, env);
   const head = [
     plan,
+    id,
     now,
     `_tmux_run_root=${JSON.stringify(root)}`,
     '_tmux_run_write_check() { :; }',

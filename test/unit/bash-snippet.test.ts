@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_PREFIX, REGISTRY_DIR_MODE, BASH_CHANNEL_SUFFIXES } from '../../src/core/enrollment/layout.js';
 
-// The snippet and the rest of it that it reads once its helper speaks (shell/tmux-run-serve.bash).
-const text = ['tmux-run.bash', 'tmux-run-serve.bash']
+// The snippet, the rest of it that it reads once its helper speaks (shell/tmux-run-serve.bash) and the
+// helper's start that its child reads (shell/tmux-run-start.bash).
+const text = ['tmux-run.bash', 'tmux-run-serve.bash', 'tmux-run-start.bash']
   .map((f) => readFileSync(fileURLToPath(new URL(`../../shell/${f}`, import.meta.url)), 'utf8'))
   .join('\n');
 const code = text

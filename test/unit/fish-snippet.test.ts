@@ -1,16 +1,20 @@
-// shell/tmux-run.fish, read as text: fish's conventions (every function prefixed and with a
-// --description, globals prefixed), the channel's files as src/core/enrollment/layout.ts names them
-// (and all removed at teardown), and nothing that would type into a pane or talk to tmux.
+// shell/tmux-run.fish and the rest of it that it reads once its helper speaks (shell/tmux-run-serve.fish),
+// read as text: fish's conventions (every function prefixed and with a --description, globals
+// prefixed), the channel's files as src/core/enrollment/layout.ts names them (and all removed at
+// teardown), and nothing that would type into a pane or talk to tmux.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL, RECORD_SUFFIX, SIGNAL_CHANNEL_SUFFIXES, SOCKET_SUFFIX } from '../../src/core/enrollment/layout.js';
 
-const text = readFileSync(fileURLToPath(new URL('../../shell/tmux-run.fish', import.meta.url)), 'utf8');
-const code = text
-  .split('\n')
-  .filter((l) => !/^\s*#/.test(l))
-  .join('\n');
+const read = (f: string): string =>
+  readFileSync(fileURLToPath(new URL(`../../shell/${f}`, import.meta.url)), 'utf8')
+    .split('\n')
+    .filter((l) => !/^\s*#/.test(l))
+    .join('\n');
+/** The snippet sourced, whose first and last lines matter. */
+const snippet = read('tmux-run.fish');
+const code = `${snippet}\n${read('tmux-run-serve.fish')}`;
 const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
 
 describe('shell/tmux-run.fish', () => {
@@ -21,7 +25,9 @@ describe('shell/tmux-run.fish', () => {
       expect(name, name).toMatch(/^_?tmux_run_[a-z_]+$/);
       expect(rest, name).toMatch(/--description '[^']+'/);
     }
-    expect(defs.filter(([, name]) => !name!.startsWith('_')).map(([, name]) => name)).toEqual(['tmux_run_unenroll']);
+    expect([...new Set(defs.filter(([, name]) => !name!.startsWith('_')).map(([, name]) => name))]).toEqual([
+      'tmux_run_unenroll',
+    ]);
   });
 
   it('sets only prefixed globals (and fish umask, put back after each write)', () => {
@@ -48,10 +54,10 @@ describe('shell/tmux-run.fish', () => {
     expect(code).not.toMatch(/(^\s*|[;|(]\s*|\b(?:command|and|or|not)\s+)tmux\s/m);
     expect(code).not.toMatch(/send-keys|paste-buffer|load-buffer/);
     // The first command is the refusal in other shells; enrollment is the last.
-    expect(code.trim().split('\n')[0]).toMatch(/^test -z "\$FISH_VERSION" && echo "tmux-run: not enrolled:/);
-    expect(code.trim().split('\n').at(-1)).toBe('_tmux_run_enroll');
+    expect(snippet.trim().split('\n')[0]).toMatch(/^test -z "\$FISH_VERSION" && echo "tmux-run: not enrolled:/);
+    expect(snippet.trim().split('\n').at(-1)).toBe('_tmux_run_enroll');
     // Outside interactive fish it stops before defining anything, saying nothing.
-    const lines = code.split('\n');
+    const lines = snippet.split('\n');
     const quiet = lines.indexOf('status is-interactive; or return 0');
     expect(quiet).toBeGreaterThan(0);
     expect(lines.slice(0, quiet).some((l) => /^(function|set) /.test(l))).toBe(false);

@@ -6,6 +6,8 @@
 // helper service over each data connection it opens through the forward. No socket of its own
 // listens at the far end, and no record is written there: the pane is listed on the local side.
 // A login that is not a `tmux-run ssh` session (no socket of its sshd's) ends here, silently.
+// It never goes dormant, whatever TMUX_RUN_IDLE says (nothing on the local side could start it
+// again): listings say `sleeps_after: never` for a remote pane (src/broker/registry.ts).
 import { dirname } from 'node:path';
 import type { Socket } from 'node:net';
 import { hostname } from 'node:os';

@@ -28,6 +28,7 @@ import { log } from './log/log.js';
 import type { Shell } from './shell/shell.js';
 import { wakeEnrollment, wakeRecord } from './wake.js';
 import { idleSetting, watchIdle } from './dormancy.js';
+import { formatIdle, NEVER_SLEEPS, parseIdle } from '../src/core/enrollment/idle-time.js';
 import { runFarHelper } from './far-helper.js';
 
 /** How often the helper checks that its shell (and the tmux server) still exist. */
@@ -105,6 +106,9 @@ function serve(start: Started, server: () => Server | undefined) {
   const alive = liveness(args, place);
   const journal = new RunJournal(journalPath(place.dir, enrollment));
   const status = new StatusPublisher(place.dir, record, log);
+  // Listings say when the pane may go dormant (`sleeps_after`), from its first status on.
+  const idle = parseIdle(process.env.TMUX_RUN_IDLE).ms;
+  status.idleTime(idle === null ? NEVER_SLEEPS : formatIdle(idle));
   const service: HelperService = new HelperService({
     record,
     secret,

@@ -13,6 +13,7 @@ export class StatusPublisher {
   private closed = false;
   private readonly start: string;
   private promptRefused: string | undefined;
+  private sleepsAfter: string | undefined;
 
   constructor(
     private readonly dir: string,
@@ -37,6 +38,11 @@ export class StatusPublisher {
   refusePrompt(reason: string): void {
     this.promptRefused = reason;
     this.set(this.next);
+  }
+
+  /** The idle time the helper took (`10m`, or `never`), said from the next write on: listings say when the pane may go dormant. */
+  idleTime(sleepsAfter: string): void {
+    this.sleepsAfter = sleepsAfter;
   }
 
   /**
@@ -99,6 +105,7 @@ export class StatusPublisher {
       queued: this.next.queued,
       ...(this.next.admitted ? { admitted: this.next.admitted } : {}),
       ...(this.promptRefused ? { prompt_refused: this.promptRefused } : {}),
+      ...(this.sleepsAfter ? { sleeps_after: this.sleepsAfter } : {}),
     };
   }
 }

@@ -12,6 +12,7 @@ import { noteSilent, silenceWhy } from './unresponsive.js';
 import { helperAlive } from './orphans.js';
 import { authorizeHeld } from './authorize.js';
 import type { RunContext } from './run-tool.js';
+import { listedHost, type ListedHost } from '../core/enrollment/remote-listing.js';
 
 /** One held run as tmux_runs and `tmux-run runs` show it. */
 export interface RunListing {
@@ -34,6 +35,8 @@ export interface RunListing {
   attached: boolean;
   /** Who asked (the MCP client's name and version from initialize), null when it gave none. */
   client: string | null;
+  /** The pane's host as listings give it (a pane on another host: docs/remote.md); null for a local pane. */
+  host: ListedHost | null;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -122,6 +125,7 @@ export async function heldRunListing(
         input_bytes: r.input_bytes ?? 0,
         attached: r.attached ?? false,
         client: r.client ?? null,
+        host: listedHost(rec),
       }));
     }),
   );

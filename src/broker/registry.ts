@@ -27,6 +27,7 @@ import { listPanes, type TmuxPane } from '../core/os/tmux.js';
 import { ping } from './helper-client.js';
 import { helperAlive, reapDeadHelper, type Sweeper } from './orphans.js';
 import { dormantShell, isDormant } from '../core/enrollment/dormant.js';
+import { NEVER_SLEEPS } from '../core/enrollment/idle-time.js';
 import { unresponsiveWhy } from './unresponsive.js';
 import { noteRemote } from './session-ended.js';
 import type { AuditLog } from '../core/audit/audit-log.js';
@@ -67,6 +68,12 @@ export interface PaneListing {
   editor_check_reason: string | null;
   /** Why the screen check cannot serve the pane's prompt (its runs are refused editor_not_empty), once the helper found it. */
   prompt_refused?: string;
+  /**
+   * How long its helper may have nothing to do before it goes dormant (TMUX_RUN_IDLE as the helper
+   * took it: `10m`), `never` (it stays awake: `off`, or a pane on another host, whose helper could
+   * not be woken from here), or `unknown` (a helper that did not say).
+   */
+  sleeps_after: string;
   queued: number;
   enrolled_at: string;
   host: ListedHost | null; // a pane on another host (tmux-run ssh, src/remote/); null for a local pane
@@ -202,7 +209,7 @@ const isSocketFile = (path: string): boolean => {
 
 /** What a listing needs to know of a live helper: what a pong says (or, for a dormant pane, what its status says). */
 type Pong = NonNullable<Awaited<ReturnType<typeof ping>>>;
-type Listed = Omit<Pong, 'state'> & { state: PaneListing['state']; helper_problem?: string };
+type Listed = Omit<Pong, 'state'> & { state: PaneListing['state']; helper_problem?: string; sleeps_after?: string };
 
 /**
  * The pong a live helper would give, from what the registry and /proc already hold: its published
@@ -250,6 +257,7 @@ function shellSide(dir: string, rec: EnrollmentRecord, s: PaneStatus, state: Lis
     mode: modes?.mode ?? 'unknown',
     sandbox: modes?.sandbox ?? 'unknown',
     ...(s.prompt_refused ? { prompt_refused: s.prompt_refused } : {}),
+    ...(s.sleeps_after ? { sleeps_after: s.sleeps_after } : {}),
   };
 }
 
@@ -288,6 +296,8 @@ function paneListing(rec: EnrollmentRecord, pong: Listed, pane: TmuxPane): PaneL
     ...recordShell(rec),
     ...(pong.prompt_refused ? { prompt_refused: pong.prompt_refused } : {}),
     ...(pong.helper_problem ? { helper_problem: pong.helper_problem } : {}),
+    // A far helper never goes dormant (helper/far-helper.ts): nothing here could start it again.
+    sleeps_after: rec.remote ? NEVER_SLEEPS : (pong.sleeps_after ?? 'unknown'),
     queued: pong.queued,
     enrolled_at: rec.enrolled_at,
     host: listedHost(rec),

@@ -35,13 +35,14 @@ recorded in the audit trail. A run started with background: true shows "(bg)" af
 INPUT is what a run started with input pipe or terminal reads and the bytes it was given so far
 ("(attached)": the person has its terminal, with 'tmux-run attach RUN');
 stop one with 'tmux-run stop RUN'. CLIENT is who asked: the name and version the MCP client gave
-itself (a label it chose, not an identity; '-' when it gave none).
+itself (a label it chose, not an identity; '-' when it gave none). A pane on another host
+(tmux-run ssh) shows as %N@HOST.
 
 A pane whose helper does not answer (stopped, or hung) cannot say what it holds: one line on
 stderr names it and why, and the exit status is 1 (the list is incomplete); otherwise 0.
 
 Options:
-  --json      print a JSON array, one object per run (the objects tmux_runs shows, with client)
+  --json      print a JSON array, one object per run (the objects tmux_runs shows, with client and host)
   -h, --help  show this help
 `,
   spec: { options: { json: false } },
@@ -69,7 +70,8 @@ Options:
     for (const r of list) {
       rows.push([
         r.run_id,
-        r.pane_id,
+        // A pane on another host: %N@HOST, as `tmux-run log` shows it.
+        r.host ? `${r.pane_id}@${r.host.name}` : r.pane_id,
         { text: `${r.state.replace('_', ' ')}${r.background ? ' (bg)' : ''}`, color: STATE_COLOR[r.state] },
         outcomeText(r),
         `${r.stdout_bytes}/${r.stderr_bytes}`,

@@ -196,7 +196,7 @@ export function renderRuns(runs: RunListing[], unanswered: UnansweredPane[] = []
   return runs
     .map((r) =>
       escapeControls(
-        `${r.run_id} pane ${r.pane_id} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.input !== 'closed' ? `, input ${r.input} (${r.input_bytes} bytes given${r.attached ? ', the person has taken it over' : ''})` : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
+        `${r.run_id} pane ${r.pane_id}${r.host ? `@${r.host.name}` : ''} (generation ${r.generation})${r.client ? ` by ${r.client}` : ''}: ${r.state.replace('_', ' ')}${r.background ? ' in the background' : ''}${r.input !== 'closed' ? `, input ${r.input} (${r.input_bytes} bytes given${r.attached ? ', the person has taken it over' : ''})` : ''}${r.outcome ? ` (${outcome(r.outcome)})` : ''}; ${r.stdout_bytes} bytes of stdout, ${r.stderr_bytes} of stderr; queued at ${r.queued_at}${r.held_until ? `; result held until ${r.held_until}` : ''}`,
       ),
     )
     .concat(silent)

@@ -172,6 +172,7 @@ describe('revoke: choosing the enrollment', () => {
     queued: 0,
     enrolled_at: '2024-05-01T00:00:00Z',
     host: null,
+    sleeps_after: '10m',
     tmux_socket: socket,
     server_generation: 'x',
     process_generation: 'p'.repeat(32),

@@ -33,7 +33,12 @@ describe('a dormant zsh pane', () => {
       expect(r.structured.data.authorization.enrollment_generation).toBe(first.enrollment_generation);
       expect(helperChildren(await pane.shellPid())).toHaveLength(1);
       const awake = (await listed(server.registryDir)).find((p) => p.pane_id === pane.id);
-      expect(awake).toMatchObject({ generation: first.generation, state: 'idle', mode: 'auto' });
+      expect(awake).toMatchObject({
+        generation: first.generation,
+        state: 'idle',
+        mode: 'auto',
+        sleeps_after: `${IDLE_S}s`,
+      });
       expect(awake?.helper_pid).not.toBe(first.helper_pid);
       expect(recordOf(server, first).secret).toBe(recordOf(server, awake!).secret);
       expect((await callRun(mcp.client, first, 'echo again')).structured.data.stdout.data).toBe('again\n');
@@ -212,6 +217,8 @@ describe('a dormant zsh pane', () => {
     expect([helperChildren(await off.shellPid()), helperChildren(await bad.shellPid())]).toEqual(helpers);
     const states = (await listed(server.registryDir)).filter((p) => [off.id, bad.id].includes(p.pane_id));
     expect(states.map((p) => p.state)).toEqual(['idle', 'idle']);
+    // Listings say it: off never sleeps, the bad value's default is ten minutes.
+    expect(states.map((p) => p.sleeps_after)).toEqual(['never', '10m']);
     expect((await bad.capture()).split('TMUX_RUN_IDLE="soon"').length - 1).toBe(1);
   });
 });

@@ -24,6 +24,7 @@ describe('the listing from the registry', () => {
       helper_pid: listing.helper_pid,
       run: null,
       queued: 0,
+      sleeps_after: '10m', // TMUX_RUN_IDLE unset: the default, said from the first status on
     });
     // A socket of the test's own in the helper's place counts who connects.
     const sock = socketPath(server.registryDir, listing.enrollment_generation);

@@ -16,7 +16,7 @@ import { cancel, finalOf, heldRuns, readAll, readOutput, runIdOf, start, wait } 
 import { input, running, screen, screenUntil } from '../input/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
-import { remoteListings, useRemote } from './support.js';
+import { remoteListings, typeAtFar, useRemote } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
@@ -38,18 +38,9 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
   let pane: Pane;
   let person: Pane;
   let listing: PaneListing;
-  let typed = 0;
 
   /** The person types `cmd` at the far prompt; done when it has run and the prompt is back. */
-  const far = async (cmd: string): Promise<void> => {
-    const n = 1000 + ++typed;
-    await pane.type(`${cmd}; echo typed-$((${n}+1))`, { enter: true });
-    await pane.waitFor((s) => {
-      const lines = s.split('\n');
-      const at = lines.lastIndexOf(`typed-${n + 1}`);
-      return at >= 0 && lines.slice(at + 1).some((l) => l === PROMPT.trimEnd());
-    });
-  };
+  const far = (cmd: string): Promise<void> => typeAtFar(pane, PROMPT, cmd);
 
   beforeAll(async () => {
     await remote.cli(['setup', '--remote', '-F', remote.sshd.clientConfig, USER]);

@@ -10,6 +10,7 @@ import { listedPanes } from '../../lab/mcp.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
+import type { Pane } from '../../lab/pane.js';
 import { startSshd, type RemoteUser, type Sshd } from './sshd.js';
 
 const run = promisify(execFile);
@@ -52,4 +53,22 @@ export function useRemote(scope: Scope, name: string, shell: string, rc: { file:
 /** The listed panes that are on another host. */
 export async function remoteListings(mcp: McpHandle): Promise<PaneListing[]> {
   return (await listedPanes(mcp.client)).filter((p) => p.host !== null);
+}
+
+let typed = 0;
+
+/**
+ * The person types `cmd` at the far prompt (`prompt` as the far shell draws it; any of zsh, bash
+ * or fish); done when it has run and the prompt is back.
+ */
+export async function typeAtFar(pane: Pane, prompt: string, cmd: string): Promise<void> {
+  const n = ++typed;
+  const mark = `typed-${n}`;
+  // Quoted as typed, so that only the output is the bare mark (the same in the three shells).
+  await pane.type(`${cmd}; echo typed-'${n}'`, { enter: true });
+  await pane.waitFor((s) => {
+    const lines = s.split('\n');
+    const at = lines.lastIndexOf(mark);
+    return at >= 0 && lines.slice(at + 1).some((l) => l === prompt.trimEnd());
+  });
 }

@@ -23,6 +23,7 @@ const base: PaneListing = {
   queued: 0,
   enrolled_at: '2026-12-01T09:00:00.000Z',
   host: null,
+  sleeps_after: '10m',
   tmux_socket: '/tmp/tmux-1000/default',
   server_generation: '1.2.abc',
   process_generation: 'd'.repeat(32),

@@ -22,6 +22,7 @@ const base: RunListing = {
   input_bytes: 0,
   attached: false,
   client: null,
+  host: null,
 };
 
 describe('tmux_runs text', () => {
@@ -49,6 +50,13 @@ describe('tmux_runs text', () => {
       ' (generation g1) by claude-code 2.0.1: running',
     );
     expect(renderRuns([{ ...base, client: 'evil\x1b[2J 1' }])).toContain(' by evil\\x1b[2J 1: ');
+  });
+
+  it("names a pane on another host as %N@HOST, the host's name escaped", () => {
+    expect(renderRuns([{ ...base, host: { destination: 'me@box', name: 'box' } }])).toContain(
+      ' pane %3@box (generation g1)',
+    );
+    expect(renderRuns([{ ...base, host: { destination: 'x', name: 'b\x1b[2Jx' } }])).toContain(' pane %3@b\\x1b[2Jx (');
   });
 
   it('says when nothing is held', () => {

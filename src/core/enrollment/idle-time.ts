@@ -2,6 +2,9 @@
 // pane stays enrolled, listed `dormant`, and the next call that needs it starts it again from the
 // shell's side: docs/light.md). The shell passes its value to the helper each time it starts one.
 
+/** What a listing's `sleeps_after` says of a helper that never goes dormant (`off`; a far helper). */
+export const NEVER_SLEEPS = 'never';
+
 /** The idle time when TMUX_RUN_IDLE is unset or empty: ten minutes. */
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 /** The longest idle time accepted (a week); longer is as good as `off` and is refused as a mistake. */

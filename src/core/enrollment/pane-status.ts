@@ -22,6 +22,8 @@ export interface PaneStatus {
   admitted?: number;
   /** Why the screen check cannot serve the shell's prompt, once the helper found it (helper/shell/screen/prompt-probe.ts). */
   prompt_refused?: string;
+  /** The helper's idle time as it took TMUX_RUN_IDLE (`10m`), or `never` (`off`): listings show it as `sleeps_after`. */
+  sleeps_after?: string;
   /**
    * The helper let itself go, idle (helper/dormancy.ts): the pane stays enrolled, and the next call
    * that needs it has the shell start it again (src/broker/wake.ts). Written last, before it exits.
@@ -56,6 +58,7 @@ export function parseStatus(data: unknown): PaneStatus | undefined {
     Number.isSafeInteger(s.queued) &&
     (s.queued as number) >= 0 &&
     (s.prompt_refused === undefined || (typeof s.prompt_refused === 'string' && s.prompt_refused.length <= 2000)) &&
+    (s.sleeps_after === undefined || (typeof s.sleeps_after === 'string' && s.sleeps_after.length <= 16)) &&
     (s.admitted === undefined || (Number.isSafeInteger(s.admitted) && (s.admitted as number) >= 0)) &&
     (s.dormant === undefined || (s.dormant === true && typeof s.shell_image === 'string')) &&
     (s.shell_image === undefined || (typeof s.shell_image === 'string' && s.shell_image.length <= 64));

@@ -13,7 +13,7 @@ import { ok } from '../mcp/support.js';
 import { callRun } from '../../lab/mcp.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { asUser, sshdAvailable, userCmdlines } from './sshd.js';
-import { remoteListings, useRemote } from './support.js';
+import { expectFarRun, expectHalfTypedKept, remoteListings, useRemote } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { McpHandle } from '../../lab/mcp.js';
 import type { PaneListing } from '../../src/broker/registry.js';
@@ -138,24 +138,11 @@ describe.skipIf(skip !== undefined)('a pane on another host: bash at the far end
   it('runs there: exit status, separate streams, the remote user, the live cwd and an exported variable', async () => {
     await pane.type('cd /tmp && export TRR_SEEN=far-value', { enter: true });
     await waitUntil(async () => (await remoteListings(mcp))[0]?.cwd === '/tmp' || undefined, 10_000, 'the cwd moved');
-    const r = await callRun(mcp.client, listing, 'id -un; pwd; printf "%s\\n" "$TRR_SEEN"; echo to-stderr >&2; exit 3');
-    const d = ok(r.structured);
-    expect(d.completion).toEqual({ state: 'exited', exit_status: 3, signal: null });
-    expect(d.stdout.data).toBe(`${USER}\n/tmp\nfar-value\n`);
-    expect(d.stderr.data).toBe('to-stderr\n');
-    const screen = await pane.capture();
-    expect(screen).not.toContain('to-stderr');
-    expect(screen).not.toContain('id -un');
+    await expectFarRun(mcp, listing, pane, USER);
   });
 
   it('refuses a run while a half-typed line is at the prompt, and keeps the line', async () => {
-    await pane.type('echo half-typ');
-    await pane.waitFor((s) => s.endsWith('echo half-typ')); // at the far end: the keys went through ssh
-    const r = await callRun(mcp.client, listing, 'true');
-    expect(r.isError).toBe(true);
-    expect(r.structured.error.code).toBe('editor_not_empty');
-    await pane.type('ed', { enter: true });
-    await pane.waitFor((s) => s.includes('half-typed'));
+    await expectHalfTypedKept(mcp, listing, pane);
   });
 
   it('exec bash at the far end is a new generation: the old target is refused, the new shell serves', async () => {

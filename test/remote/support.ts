@@ -4,9 +4,10 @@ import { execFile } from 'node:child_process';
 import { chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { CLI_BIN, productEnv } from '../../lab/product.js';
-import { listedPanes } from '../../lab/mcp.js';
+import { callRun, listedPanes } from '../../lab/mcp.js';
+import { ok } from '../mcp/support.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
@@ -71,4 +72,39 @@ export async function typeAtFar(pane: Pane, prompt: string, cmd: string): Promis
     const at = lines.lastIndexOf(mark);
     return at >= 0 && lines.slice(at + 1).some((l) => l === prompt.trimEnd());
   });
+}
+
+/**
+ * The run every far shell's suite shows, once the person has typed `cd /tmp` and exported
+ * TRR_SEEN=far-value at the far prompt: exit status, separate streams, the remote user `user`, the
+ * live cwd and the variable; nothing of it on the pane's screen.
+ */
+export async function expectFarRun(mcp: McpHandle, target: PaneListing, pane: Pane, user: string): Promise<void> {
+  const r = await callRun(mcp.client, target, 'id -un; pwd; printf "%s\\n" "$TRR_SEEN"; echo to-stderr >&2; exit 3');
+  const d = ok(r.structured);
+  expect(d.completion).toEqual({ state: 'exited', exit_status: 3, signal: null });
+  expect(d.stdout.data).toBe(`${user}\n/tmp\nfar-value\n`);
+  expect(d.stderr.data).toBe('to-stderr\n');
+  const screen = await pane.capture();
+  expect(screen).not.toContain('to-stderr');
+  expect(screen).not.toContain('id -un');
+}
+
+/**
+ * The person half-types `echo half-typ` (seen at the far end when `atFar` holds for the screen:
+ * the keys went through ssh); a run is refused `editor_not_empty`, and the line, finished, runs.
+ */
+export async function expectHalfTypedKept(
+  mcp: McpHandle,
+  target: PaneListing,
+  pane: Pane,
+  atFar: (screen: string) => boolean = (s) => s.endsWith('echo half-typ'),
+): Promise<void> {
+  await pane.type('echo half-typ');
+  await pane.waitFor(atFar);
+  const r = await callRun(mcp.client, target, 'true');
+  expect(r.isError).toBe(true);
+  expect(r.structured.error.code).toBe('editor_not_empty');
+  await pane.type('ed', { enter: true });
+  await pane.waitFor((s) => s.includes('half-typed'));
 }

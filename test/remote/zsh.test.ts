@@ -16,6 +16,7 @@ import { asUser, sshdAvailable, userCmdlines, startSshd, type RemoteUser, type S
 import type { Pane } from '../../lab/pane.js';
 import type { McpHandle } from '../../lab/mcp.js';
 import type { PaneListing } from '../../src/broker/registry.js';
+import { expectFarRun, expectHalfTypedKept } from './support.js';
 
 const run = promisify(execFile);
 const skip = sshdAvailable();
@@ -114,26 +115,11 @@ describe.skipIf(skip !== undefined)('a pane on another host: zsh at the far end'
   it('runs there: exit status, separate streams, the remote user, the live cwd and an exported variable', async () => {
     await pane.type('cd /tmp && export TRR_SEEN=far-value', { enter: true });
     await waitUntil(async () => (await remoteListings())[0]?.cwd === '/tmp' || undefined, 10_000, 'the cwd moved');
-    const r = await callRun(mcp.client, listing, 'id -un; pwd; printf "%s\\n" "$TRR_SEEN"; echo to-stderr >&2; exit 3');
-    const d = ok(r.structured);
-    expect(d.completion).toEqual({ state: 'exited', exit_status: 3, signal: null });
-    expect(d.stdout.data).toBe(`${USER}\n/tmp\nfar-value\n`);
-    expect(d.stderr.data).toBe('to-stderr\n');
-    // Nothing on the screen, nothing in the far end's history.
-    const screen = await pane.capture();
-    expect(screen).not.toContain('to-stderr');
-    expect(screen).not.toContain('id -un');
+    await expectFarRun(mcp, listing, pane, USER);
   });
 
   it('refuses a run while a half-typed line is at the prompt, and keeps the line', async () => {
-    await pane.type('echo half-typ');
-    // At the far end: the keys went through ssh (a notice of the last run may stand below the line).
-    await pane.waitFor((s) => s.split('\n').includes(`${REMOTE_PROMPT}echo half-typ`));
-    const r = await callRun(mcp.client, listing, 'true');
-    expect(r.isError).toBe(true);
-    expect(r.structured.error.code).toBe('editor_not_empty');
-    await pane.type('ed', { enter: true });
-    await pane.waitFor((s) => s.includes('half-typed'));
+    await expectHalfTypedKept(mcp, listing, pane, (s) => s.split('\n').includes(`${REMOTE_PROMPT}echo half-typ`));
   });
 
   it("sourced again at the far end, the snippet names the pane as the ssh session's (no tmux pane there)", async () => {

@@ -37,6 +37,7 @@ const FIELDS = [
   'shell',
   'editor_check',
   'editor_check_reason',
+  'sleeps_after',
   'queued',
   'enrolled_at',
   'host',

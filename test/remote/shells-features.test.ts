@@ -197,13 +197,15 @@ for (const c of CASES) {
         expect(ended).not.toContain(notice.started(id8));
         expect(ended.split('\n').filter((l) => l.includes(`run ${id8}`))).toHaveLength(1);
         expect(ended.split('\n').at(-1)).toBe(PROMPT.trimEnd());
-        // A line half-typed while a run goes on: its end drawn, the line kept as typed.
+        // A line half-typed while a run goes on: its end drawn, the line kept as typed. (A word
+        // of its own each time: fish would suggest the rest of a line from an earlier run's history.)
+        const word = `half-${Date.now()}-typ`;
         const next = runIdOf(await startReady('sleep 2; exit 6', { wait_ms: 0 })).slice(0, 8);
         await pane.waitFor((s) => s.includes(notice.started(next)));
-        await pane.type('echo half-typ');
-        await pane.waitFor((s) => notice.exited(next, 6).test(s) && s.endsWith(`${PROMPT}echo half-typ`));
+        await pane.type(`echo ${word}`);
+        await pane.waitFor((s) => notice.exited(next, 6).test(s) && s.endsWith(`${PROMPT}echo ${word}`));
         await pane.type('ed', { enter: true });
-        await pane.waitFor((s) => s.split('\n').includes('half-typed'));
+        await pane.waitFor((s) => s.split('\n').includes(`${word}ed`));
         await pane.waitFor((s) => s.split('\n').at(-1) === PROMPT.trimEnd());
       });
 

@@ -14,6 +14,8 @@
 // registry when a run starts and ends (helper/status.ts), which a listing reads instead of asking;
 // the far helper can reach nothing local, so it writes none (a listing asks it through the relay).
 // The section times that write alone (writeStatus into a private directory) to say what it is.
+// `--trace` (alone only) starts the broker with TMUX_RUN_TRACE and prints each stage's median for
+// the local pane and the far one (src/core/protocol/trace.ts): where the difference goes.
 import { execFile } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -33,6 +35,7 @@ import { enrollFish, fishPane } from '../../test/fish/support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { TmuxServer } from '../../lab/server.js';
 import { median } from './bench-enroll.js';
+import { STAGES, type Stamps } from '../../src/core/protocol/trace.js';
 import { NOTIFY, sideBySidePause } from './bench-common.js';
 
 const run = promisify(execFile);
@@ -103,6 +106,8 @@ export type RemoteCost =
       /** One status file write of a local helper (µs, median of many). */
       status_write_us: number;
       loadavg: number[];
+      /** With a trace: each stage's median (ms since the stage before), local and far. */
+      stages?: Record<string, { local: number; far: number }>;
     };
 
 /** One status write, as a local helper makes it at a run's start and end: the median of `k` (µs). */
@@ -128,7 +133,30 @@ function statusWriteUs(k: number): number {
   }
 }
 
-export async function remoteCost(n: number, shell: RemoteShell = 'zsh'): Promise<RemoteCost> {
+/** Each stage's median over the measured calls (`sides[i]` the pane of the trace file's line i), local and far. */
+function stageMedians(
+  traceFile: string,
+  sides: string[],
+  from: number,
+): Record<string, { local: number; far: number }> {
+  const lines = readFileSync(traceFile, 'utf8').split('\n').filter(Boolean);
+  if (lines.length !== sides.length) throw new Error(`${lines.length} trace lines for ${sides.length} calls`);
+  const per: Record<string, { local: number[]; far: number[] }> = {};
+  lines.slice(from).forEach((line, i) => {
+    const at = (JSON.parse(line) as { at: Stamps }).at;
+    const side = sides[from + i] === 'a' ? 'local' : 'far';
+    let prev: number | undefined;
+    for (const s of STAGES) {
+      const v = at[s];
+      if (v === undefined) continue;
+      if (prev !== undefined) (per[s] ??= { local: [], far: [] })[side].push(v - prev);
+      prev = v;
+    }
+  });
+  return Object.fromEntries(Object.entries(per).map(([s, v]) => [s, { local: median(v.local), far: median(v.far) }]));
+}
+
+export async function remoteCost(n: number, shell: RemoteShell = 'zsh', traceFile?: string): Promise<RemoteCost> {
   const skip = sshdAvailable();
   if (skip) return { skipped: skip, shell };
   const S = SHELLS[shell];
@@ -152,7 +180,11 @@ export async function remoteCost(n: number, shell: RemoteShell = 'zsh'): Promise
     const local = await S.local(scope.server);
     const far = await scope.server.newPane();
     await far.type(`${process.execPath} ${CLI_BIN} ssh -F ${sshd.clientConfig} ${S.user}`, { enter: true });
-    const mcp = await scope.startMcp({ clientName: 'tmux-run-bench' });
+    const mcp = await scope.startMcp({
+      clientName: 'tmux-run-bench',
+      ...(traceFile ? { env: { TMUX_RUN_TRACE: traceFile } } : {}),
+    });
+    const sides: string[] = [];
     const panes = await waitUntil(
       async () => {
         const l = await listedPanes(mcp.client);
@@ -166,6 +198,7 @@ export async function remoteCost(n: number, shell: RemoteShell = 'zsh'): Promise
     if (panes.a.editor_check !== panes.b.editor_check)
       throw new Error(`the checks differ: local ${panes.a.editor_check}, far ${panes.b.editor_check}`);
     const time = async (p: typeof panes.a): Promise<number> => {
+      sides.push(p === panes.a ? 'a' : 'b');
       const t0 = performance.now();
       const r = await callRun(mcp.client, p, 'true');
       if (r.isError) throw new Error(JSON.stringify(r.structured));
@@ -192,6 +225,7 @@ export async function remoteCost(n: number, shell: RemoteShell = 'zsh'): Promise
       remote_ms: rem,
       status_write_us: statusWriteUs(200),
       loadavg: loadavg().map((x) => Number(x.toFixed(2))),
+      ...(traceFile ? { stages: stageMedians(traceFile, sides, 20) } : {}),
     };
   } finally {
     await sshd.close();
@@ -206,7 +240,12 @@ export function remoteCostLines(c: RemoteCost): string[] {
   if ('skipped' in c)
     return [`| a remote pane's run of true vs a local pane's (${name}) | skipped: ${c.skipped} | | |`];
   const [l, r] = [median(c.local_ms), median(c.remote_ms)];
+  const traced = Object.entries(c.stages ?? {}).map(
+    ([s, m]) =>
+      `| ${s} (ms, median, local / far) | ${m.local.toFixed(3)} / ${m.far.toFixed(3)} (${m.far - m.local >= 0 ? '+' : ''}${(m.far - m.local).toFixed(3)}) | | |`,
+  );
   return [
+    ...traced,
     `| tmux_run of true: local ${name} / ${name} at the far end of tmux-run ssh over loopback (ms, medians, n=${c.n} each, interleaved; load ${c.loadavg[0]}) | ${l.toFixed(2)} / ${r.toFixed(2)} (x${(r / l).toFixed(2)}, ${r - l >= 0 ? '+' : ''}${(r - l).toFixed(2)} ms) | <= +1 ms | ${r - l <= 1 ? 'pass' : 'MISS'} |`,
     ...(shell === 'zsh'
       ? [
@@ -216,7 +255,7 @@ export function remoteCostLines(c: RemoteCost): string[] {
   ];
 }
 
-// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N] [--shell zsh|fish|bash|bash-screen]` prints the rows and the JSON.
+// Alone: `npx tsx scripts/bench/bench-remote.ts [--n N] [--shell zsh|fish|bash|bash-screen] [--trace]` prints the rows and the JSON.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const i = process.argv.indexOf('--n');
   const n = i >= 0 ? Number(process.argv[i + 1]) : 60;
@@ -226,7 +265,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
     const j = process.argv.indexOf('--shell');
     const shell = (j >= 0 ? process.argv[j + 1] : 'zsh') as RemoteShell;
     if (!(shell in SHELLS)) throw new Error('--shell zsh, fish, bash or bash-screen');
-    const c = await remoteCost(n, shell);
+    const c = await remoteCost(n, shell, process.argv.includes('--trace') ? join(root, 'trace.jsonl') : undefined);
     console.log(remoteCostLines(c).join('\n'));
     console.log(JSON.stringify(c));
   } finally {

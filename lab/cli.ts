@@ -1,7 +1,7 @@
 // The tmux-run CLI run as a real process with an explicit environment (nothing inherited).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CLI_BIN } from './product.js';
-import { guardMs } from './waiting.js';
+import { guardMs, waitUntil } from './waiting.js';
 
 export interface CliResult {
   code: number | null;
@@ -37,4 +37,34 @@ export function collect(child: ChildProcess, timeoutMs = 20_000): Promise<CliRes
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** A `tmux-run watch --json` started, once it is watching. */
+export interface JsonWatch {
+  readonly child: ChildProcess;
+  /** The events it printed so far, one JSON line each. */
+  readonly events: () => any[];
+  /** Once run `runId`'s end is printed: the watcher stopped (SIGINT), its exit code and that run's events. */
+  readonly untilEnd: (runId: string, timeoutMs?: number) => Promise<{ code: number | null; mine: any[] }>;
+}
+
+/** Starts `tmux-run watch --json --pane PANE` and waits for its `watching` event. */
+export async function watchJson(pane: string, env: Record<string, string>, timeoutMs = 30_000): Promise<JsonWatch> {
+  const child = startCli(['watch', '--json', '--pane', pane], env);
+  const done = collect(child, timeoutMs);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const events = (): any[] =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as unknown);
+  await waitUntil(() => events().some((e) => e.event === 'watching'), 10_000, 'the watcher to link');
+  const untilEnd = async (runId: string, ms = 10_000): Promise<{ code: number | null; mine: any[] }> => {
+    await waitUntil(() => events().some((e) => e.event === 'end' && e.run_id === runId), ms, 'the end');
+    child.kill('SIGINT');
+    const { code } = await done;
+    return { code, mine: events().filter((e) => e.run_id === runId) };
+  };
+  return { child, events, untilEnd };
 }

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { collect, runCli, startCli } from '../../lab/cli.js';
+import { collect, runCli, watchJson } from '../../lab/cli.js';
 import { enrolledPane, listed, recordOf } from '../../lab/enrollment.js';
 import { useServer } from '../../lab/lifecycle.js';
 import { callRun, type McpHandle } from '../../lab/mcp.js';
@@ -28,13 +28,6 @@ async function start(mcp: McpHandle, listing: PaneListing, script: string, extra
   )) as CallToolResult;
   return r.structuredContent;
 }
-
-/** The JSON lines a watcher printed so far. */
-const events = (out: string): any[] =>
-  out
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as unknown);
 
 describe('tmux-run watch', () => {
   let server: TmuxServer;
@@ -151,17 +144,11 @@ describe('tmux-run watch', () => {
   });
 
   it('--json prints one event per line that a tool parses', async () => {
-    const child = startCli(['watch', '--json', '--pane', on.listing.pane_id], productEnv(server));
-    const done = collect(child, 30_000);
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitUntil(() => events(out).some((e) => e.event === 'watching'), 10_000, 'the watcher to link');
+    const watch = await watchJson(on.listing.pane_id, productEnv(server));
     const r = await callRun(mcp.client, on.listing, 'echo json-out; printf "\\377" >&2; exit 2');
     const runId = r.structured.data.authorization.run_id as string;
-    await waitUntil(() => events(out).some((e) => e.event === 'end' && e.run_id === runId), 10_000, 'the end');
-    child.kill('SIGINT');
-    expect((await done).code).toBe(0);
-    const mine = events(out).filter((e) => e.run_id === runId);
+    const { code, mine } = await watch.untilEnd(runId);
+    expect(code).toBe(0);
     expect(mine.map((e) => e.event)).toEqual(['start', 'output', 'output', 'end']);
     expect(mine[0]).toMatchObject({ pane_id: on.listing.pane_id, client: 'claude-code 2.0.1', approval: 'auto' });
     expect(mine[0].preview).toEqual(['echo json-out; printf "\\377" >&2; exit 2']);
@@ -172,21 +159,14 @@ describe('tmux-run watch', () => {
   });
 
   it('a stopped watcher does not hold a 10 MB run up, and says how much it missed when it continues', async () => {
-    const child = startCli(['watch', '--json', '--pane', on.listing.pane_id], productEnv(server));
-    const done = collect(child, 60_000);
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitUntil(() => events(out).some((e) => e.event === 'watching'), 10_000, 'the watcher to link');
+    const { child, untilEnd } = await watchJson(on.listing.pane_id, productEnv(server), 60_000);
     child.kill('SIGSTOP');
     // The run ends (its result comes back) while the watcher is stopped: it did not wait for it.
     const r = await start(mcp, on.listing, 'head -c 10485760 /dev/zero | tr "\\0" a', { overflow: 'tail' });
     expect(r.data.stdout).toMatchObject({ truncated: true, bytes: 10485760 });
     const runId = r.data.authorization.run_id as string;
     child.kill('SIGCONT');
-    await waitUntil(() => events(out).some((e) => e.event === 'end' && e.run_id === runId), 20_000, 'the end');
-    child.kill('SIGINT');
-    await done;
-    const mine = events(out).filter((e) => e.run_id === runId);
+    const { mine } = await untilEnd(runId, 20_000);
     const missed = mine.filter((e) => e.event === 'missed');
     expect(missed.length).toBeGreaterThan(0);
     const seen = mine.filter((e) => e.event === 'output').reduce((n, e) => n + Buffer.byteLength(e.data), 0);

@@ -8,28 +8,19 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { useServer } from '../../lab/lifecycle.js';
 import { callRun, type McpHandle } from '../../lab/mcp.js';
-import { collect, runCli, startCli } from '../../lab/cli.js';
-import { CLI_BIN, productEnv } from '../../lab/product.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
-import { cancel, finalOf, heldRuns, readAll, readOutput, runIdOf, start, wait } from '../long/support.js';
+import { cancel, finalOf, readAll, readOutput, runIdOf, start, wait } from '../long/support.js';
 import { input, running, screen, screenUntil } from '../input/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
-import { remoteListings, typeAtFar, useRemote } from './support.js';
+import { itShowsTheSharedCases, notice, remoteListings, typeAtFar, useRemote, type Far } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
 const skip = sshdAvailable();
 const USER = 'trr-zsh-features';
 const PROMPT = 'far> ';
-
-/** The JSON lines a `watch --json` printed so far. */
-const events = (out: string): Array<Record<string, any>> =>
-  out
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, any>);
 
 describe.skipIf(skip !== undefined)('a pane on another host: the features of a local pane, through ssh', () => {
   const scope = useServer();
@@ -40,7 +31,17 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
   let listing: PaneListing;
 
   /** The person types `cmd` at the far prompt; done when it has run and the prompt is back. */
-  const far = (cmd: string): Promise<void> => typeAtFar(pane, PROMPT, cmd);
+  const typed = (cmd: string): Promise<void> => typeAtFar(pane, PROMPT, cmd);
+  /** The suite as the shared cases use it. */
+  const far = (): Far => ({
+    mcp,
+    scope,
+    listing,
+    user: remote.user,
+    person,
+    start: (script, extra) => start(mcp.client, listing, script, extra),
+    run: (script) => callRun(mcp.client, listing, script),
+  });
 
   beforeAll(async () => {
     await remote.cli(['setup', '--remote', '-F', remote.sshd.clientConfig, USER]);
@@ -79,28 +80,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
   });
 
-  it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', async () => {
-    const script = `printf 'name? '; read name; echo "hello $name from $(id -un)"; printf 'more? '; read more; echo "more=$more"`;
-    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
-    await screenUntil(mcp.client, listing, id, (d) => d.lines[0] === 'name?', 'the question');
-    await person.run('echo before-attach');
-    await person.type(`NO_COLOR=1 ${process.execPath} ${CLI_BIN} attach ${id.slice(0, 8)}`, { enter: true });
-    await person.waitFor((s) => s.trimStart().startsWith('name?') && !s.includes('before-attach'));
-    expect((await screen(mcp.client, listing, id)).data.attached).toBe(true);
-    expect((await heldRuns(mcp.client)).find((r) => r.run_id === id)).toMatchObject({ attached: true });
-    const refused = await input(mcp.client, listing, id, 'agent\r');
-    expect(refused.error).toMatchObject({ code: 'run_attached', delivery: 'observed' });
-    await person.type('Alice', { enter: true });
-    await person.waitFor((s) => s.includes(`hello Alice from ${USER}`) && s.includes('more?'));
-    await scope.server.tmux(['send-keys', '-t', person.id, 'C-]']);
-    await person.waitFor((s) => s.includes('before-attach') && s.includes(`detached from run ${id.slice(0, 8)}`));
-    await person.waitForPrompt();
-    expect((await input(mcp.client, listing, id, 'Bob\r')).ok).toBe(true);
-    const final = await finalOf(mcp.client, listing, id);
-    expect(final.data.stdout.data).toContain(`hello Alice from ${USER}`);
-    expect(final.data.stdout.data).toContain('more=Bob');
-    expect(final.data.stdout.data).not.toContain('agent');
-  });
+  itShowsTheSharedCases(far);
 
   it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', async () => {
     const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
@@ -134,25 +114,6 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect((await readAll(mcp.client, listing, id, 'stdout')).bytes.toString()).toBe('first\nsecond\n');
   });
 
-  it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", async () => {
-    const first = runIdOf(await start(mcp.client, listing, 'sleep 1; echo first', { wait_ms: 0 }));
-    const second = await start(mcp.client, listing, 'echo second', { wait_ms: 0 });
-    expect(second.pending).toMatchObject({ state: 'queued' });
-    // The listing says so, as the far end answers for it.
-    expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({
-      state: 'running',
-      queued: 1,
-    });
-    const marker = join(remote.user.home, `queued-${process.pid}`);
-    const third = runIdOf(await start(mcp.client, listing, `touch ${marker}`, { wait_ms: 0 }));
-    const c = await cancel(mcp.client, listing, third);
-    expect(c.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
-    expect(c.error.effects).toMatchObject({ state: 'none', completion: { state: 'unobserved' } });
-    expect((await finalOf(mcp.client, listing, runIdOf(second))).data.stdout.data).toBe('second\n');
-    expect((await finalOf(mcp.client, listing, first)).data.stdout.data).toBe('first\n');
-    expect(existsSync(marker)).toBe(false);
-  });
-
   it('tmux_run_cancel stops a far run: its process group is gone from the host', async () => {
     const marker = `sleep 302.${process.pid}`;
     const id = runIdOf(await start(mcp.client, listing, marker, { wait_ms: 0 }));
@@ -165,64 +126,17 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     expect(ok((await callRun(mcp.client, listing, 'echo after')).structured).stdout.data).toBe('after\n');
   });
 
-  it('background runs: the queue stays free, tmux_runs and `tmux-run runs` list them, `tmux-run stop` stops one', async () => {
-    const marker = `sleep 303.${process.pid}`;
-    const id = runIdOf(await start(mcp.client, listing, marker, { background: true }));
-    await waitUntil(
-      async () => (await heldRuns(mcp.client)).find((r) => r.run_id === id && r.state === 'running'),
-      10_000,
-      'the background run running',
-    );
-    expect(ok((await callRun(mcp.client, listing, 'echo beside')).structured).stdout.data).toBe('beside\n');
-    const held = (await heldRuns(mcp.client)).find((r) => r.run_id === id)!;
-    expect(held).toMatchObject({ background: true, pane_id: listing.pane_id, generation: listing.generation });
-    const env = productEnv(scope.server);
-    const table = await runCli(['runs'], env);
-    expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toContain(id.slice(0, 8));
-    const json = await runCli(['runs', '--json'], env);
-    expect(json.stdout).toContain(id);
-    const stopped = await runCli(['stop', id.slice(0, 8)], env);
-    expect(stopped.code, stopped.stderr).toBe(0);
-    expect(stopped.stdout).toMatch(new RegExp(`^stopped: run ${id.slice(0, 8)} in pane ${listing.pane_id}`));
-    const r = await wait(mcp.client, listing, id, 5000);
-    expect(r.error).toMatchObject({ code: 'cancelled' });
-    expect(r.error.message).toMatch(/tmux-run stop/);
-    await waitUntil(() => !userCmdlines(remote.user.uid).some((c) => c.includes(marker)), 10_000, 'gone there');
-  });
-
-  it('tmux-run watch here shows a far run: its start, its output as it comes, its end', async () => {
-    const child = startCli(['watch', '--json', '--pane', listing.pane_id], productEnv(scope.server));
-    const done = collect(child, 30_000);
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitUntil(() => events(out).some((e) => e.event === 'watching'), 10_000, 'the watcher linked');
-    const r = await callRun(mcp.client, listing, 'echo watched-out; echo watched-err >&2; exit 2');
-    const id = r.structured.data.authorization.run_id as string;
-    await waitUntil(() => events(out).some((e) => e.event === 'end' && e.run_id === id), 10_000, 'the end');
-    child.kill('SIGINT');
-    expect((await done).code).toBe(0);
-    const mine = events(out).filter((e) => e.run_id === id);
-    expect(mine.map((e) => e.event)).toEqual(['start', 'output', 'output', 'end']);
-    expect(mine[0]).toMatchObject({ pane_id: listing.pane_id, approval: 'auto' });
-    expect(mine.find((e) => e.stream === 'stdout')).toMatchObject({ data: 'watched-out\n' });
-    expect(mine.find((e) => e.stream === 'stderr')).toMatchObject({ data: 'watched-err\n' });
-    expect(mine[3]).toMatchObject({ ok: true, completion: { state: 'exited', exit_status: 2 } });
-  });
-
   it("notices: the far shell draws a run's start and end in the pane", async () => {
     const id = runIdOf(await start(mcp.client, listing, 'sleep 1; exit 5', { wait_ms: 0 }));
     const id8 = id.slice(0, 8);
-    await pane.waitFor((s) => s.includes(`tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 `));
+    await pane.waitFor((s) => s.includes(notice.started(id8)));
     const final = await finalOf(mcp.client, listing, id);
     expect(final.data.completion).toEqual({ state: 'exited', exit_status: 5, signal: null });
-    await pane.waitFor((s) =>
-      new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited 5 after \\d+ ms`).test(s),
-    );
+    await pane.waitFor((s) => notice.exited(id8, 5).test(s));
   });
 
   it('ask mode at the far end: the remote shell asks in the pane, the key typed here answers', async () => {
-    await far('TMUX_RUN_APPROVE=ask');
+    await typed('TMUX_RUN_APPROVE=ask');
     try {
       const marker = join(remote.user.home, `asked-${process.pid}`);
       const call = callRun(mcp.client, listing, `touch ${marker}; echo approved`);
@@ -245,7 +159,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
       expect(r.structured.error).toMatchObject({ code: 'denied', delivery: 'observed' });
       expect(existsSync(`${marker}-no`)).toBe(false);
     } finally {
-      await far('unset TMUX_RUN_APPROVE');
+      await typed('unset TMUX_RUN_APPROVE');
     }
   });
 
@@ -253,7 +167,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     // The forward directory holds this session's socket, which leads to the relay here: hidden too.
     const forward = join(remote.user.home, '.local/share/tmux-run/f');
     expect(ok((await callRun(mcp.client, listing, `ls -A ${forward} | wc -l`)).structured).stdout.data).not.toBe('0\n');
-    await far('TMUX_RUN_SANDBOX=read-only');
+    await typed('TMUX_RUN_SANDBOX=read-only');
     try {
       expect((await remoteListings(mcp)).find((p) => p.pane_id === pane.id)).toMatchObject({ sandbox: 'read-only' });
       const marker = join(remote.user.home, `walled-${process.pid}`);
@@ -277,7 +191,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
       expect(final.data.stdout.data).toMatch(/^term=1\r\n\/dev\/pts\/\d+\r\n$/);
       expect(existsSync(marker)).toBe(false);
     } finally {
-      await far('unset TMUX_RUN_SANDBOX');
+      await typed('unset TMUX_RUN_SANDBOX');
     }
     // Unwalled again.
     const marker = join(remote.user.home, `free-${process.pid}`);

@@ -1,9 +1,11 @@
 // What a local pane offers, shown for bash and for fish at the far end of `tmux-run ssh` (one ssh
 // session per shell, kept for its cases): a terminal run (a Python REPL) driven through
-// tmux_run_input and tmux_run_screen, ask mode as that shell has it (bash with its builtin asks in
-// the pane; fish refuses approval_unavailable), a long run with its tails cancelled (its process
-// group gone from the host), tmux_runs and `tmux-run runs` naming the pane's host, the far host's
-// sandbox, and a far helper that stays awake past TMUX_RUN_IDLE (listed `sleeps_after: never`).
+// tmux_run_input and tmux_run_screen, `tmux-run attach` from a local window, ask mode as that shell
+// has it (bash with its builtin asks in the pane; fish refuses approval_unavailable), a long run with
+// its tails cancelled (its process group gone from the host), the queue, background runs and
+// `tmux-run stop`, tmux_runs and `tmux-run runs` naming the pane's host, `tmux-run watch`, notices
+// as that shell draws them, the far host's sandbox, and a far helper that stays awake past
+// TMUX_RUN_IDLE (listed `sleeps_after: never`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +19,15 @@ import { cancel, finalOf, heldRuns, runIdOf, start } from '../long/support.js';
 import { input, screen, screenUntil } from '../input/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
-import { remoteListings, typeAtFar, useRemote, type Remote } from './support.js';
+import {
+  itShowsTheSharedCases,
+  notice,
+  remoteListings,
+  typeAtFar,
+  useRemote,
+  type Far,
+  type Remote,
+} from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
@@ -81,9 +91,10 @@ for (const c of CASES) {
       const remote = useRemote(scope, c.user, c.path, c.rc);
       let mcp: McpHandle;
       let pane: Pane;
+      let person: Pane;
       let listing: PaneListing;
 
-      const far = (cmd: string): Promise<void> => typeAtFar(pane, PROMPT, cmd);
+      const typed = (cmd: string): Promise<void> => typeAtFar(pane, PROMPT, cmd);
       const listedNow = async (): Promise<PaneListing | undefined> =>
         (await remoteListings(mcp)).find((p) => p.pane_id === pane.id);
       /**
@@ -99,6 +110,10 @@ for (const c of CASES) {
         return r;
       };
       const run = (script: string): Promise<RunCall> => whenReady(() => callRun(mcp.client, listing, script));
+      const startReady = async (script: string, extra?: Record<string, unknown>): Promise<Record<string, any>> =>
+        (await whenReady(async () => ({ structured: await start(mcp.client, listing, script, extra) }))).structured;
+      /** The suite as the shared cases use it. */
+      const far = (): Far => ({ mcp, scope, listing, user: remote.user, person, start: startReady, run });
 
       beforeAll(async () => {
         if (c.shell === 'fish') writeFishConfig(remote);
@@ -108,6 +123,7 @@ for (const c of CASES) {
         await pane.type(remote.sshLine(), { enter: true });
         await pane.waitFor((s) => s.split('\n').some((l) => l === PROMPT.trimEnd()));
         listing = await waitUntil(listedNow, 15_000, 'the far end listed');
+        person = await scope.server.newPane(); // a local window of the person's
       });
       afterAll(async () => {
         await pane?.type('exit', { enter: true });
@@ -171,9 +187,31 @@ for (const c of CASES) {
         expect(ok((await run('echo after')).structured).stdout.data).toBe('after\n');
       });
 
+      itShowsTheSharedCases(far);
+
+      it(`notices: the far ${c.shell} draws a run's start, its end in the start's row, and keeps a half-typed line`, async () => {
+        // At the empty prompt: the end takes its start's row, one line left for the run.
+        const id8 = runIdOf(await startReady('sleep 1; exit 5', { wait_ms: 0 })).slice(0, 8);
+        await pane.waitFor((s) => s.includes(notice.started(id8)));
+        const ended = await pane.waitFor((s) => notice.exited(id8, 5).test(s));
+        expect(ended).not.toContain(notice.started(id8));
+        expect(ended.split('\n').filter((l) => l.includes(`run ${id8}`))).toHaveLength(1);
+        expect(ended.split('\n').at(-1)).toBe(PROMPT.trimEnd());
+        // A line half-typed while a run goes on: its end drawn, the line kept as typed. (A word
+        // of its own each time: fish would suggest the rest of a line from an earlier run's history.)
+        const word = `half-${Date.now()}-typ`;
+        const next = runIdOf(await startReady('sleep 2; exit 6', { wait_ms: 0 })).slice(0, 8);
+        await pane.waitFor((s) => s.includes(notice.started(next)));
+        await pane.type(`echo ${word}`);
+        await pane.waitFor((s) => notice.exited(next, 6).test(s) && s.endsWith(`${PROMPT}echo ${word}`));
+        await pane.type('ed', { enter: true });
+        await pane.waitFor((s) => s.split('\n').includes(`${word}ed`));
+        await pane.waitFor((s) => s.split('\n').at(-1) === PROMPT.trimEnd());
+      });
+
       if (c.shell === 'bash') {
         it('ask mode at the far end: bash asks in the pane, y runs, n refuses; listed awaiting_approval', async () => {
-          await far(c.set('TMUX_RUN_APPROVE', 'ask'));
+          await typed(c.set('TMUX_RUN_APPROVE', 'ask'));
           try {
             await waitUntil(async () => (await listedNow())?.mode === 'ask' || undefined, 10_000, 'mode ask listed');
             const marker = join(remote.user.home, `asked-${process.pid}`);
@@ -197,12 +235,12 @@ for (const c of CASES) {
             expect(existsSync(`${marker}-no`)).toBe(false);
             await pane.waitFor((s) => !s.includes(QUESTION));
           } finally {
-            await far(c.unset('TMUX_RUN_APPROVE'));
+            await typed(c.unset('TMUX_RUN_APPROVE'));
           }
         });
       } else {
         it('ask mode at the far end: fish cannot ask, every run refused approval_unavailable, nothing run', async () => {
-          await far(c.set('TMUX_RUN_APPROVE', 'ask'));
+          await typed(c.set('TMUX_RUN_APPROVE', 'ask'));
           try {
             await waitUntil(async () => (await listedNow())?.mode === 'ask' || undefined, 10_000, 'mode ask listed');
             const marker = join(remote.user.home, `asked-${process.pid}`);
@@ -215,14 +253,14 @@ for (const c of CASES) {
             expect(existsSync(marker)).toBe(false);
             expect(await pane.capture()).not.toContain(QUESTION);
           } finally {
-            await far(c.unset('TMUX_RUN_APPROVE'));
+            await typed(c.unset('TMUX_RUN_APPROVE'));
           }
           expect(ok((await run('echo asked-no-more')).structured).stdout.data).toBe('asked-no-more\n');
         });
       }
 
       it("the far host's sandbox: read-only refuses a write in the home, /tmp private", async () => {
-        await far(c.set('TMUX_RUN_SANDBOX', 'read-only'));
+        await typed(c.set('TMUX_RUN_SANDBOX', 'read-only'));
         const marker = join(remote.user.home, `walled-${process.pid}`);
         try {
           await waitUntil(
@@ -236,7 +274,7 @@ for (const c of CASES) {
           expect(d.stdout.data).toBe('home=1\nx\n');
           expect(existsSync(marker)).toBe(false);
         } finally {
-          await far(c.unset('TMUX_RUN_SANDBOX'));
+          await typed(c.unset('TMUX_RUN_SANDBOX'));
         }
         ok((await run(`touch ${marker}`)).structured);
         expect(existsSync(marker)).toBe(true);

@@ -1,18 +1,23 @@
 // What the remote suites share: a test sshd with one remote user of a given login shell, set up
-// with `tmux-run setup --remote` from the harness server's home, and the line the person types.
+// with `tmux-run setup --remote` from the harness server's home, the line the person types, and
+// the cases every far shell's features suite shows (attach, the queue, background runs, watch).
 import { execFile } from 'node:child_process';
-import { chownSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLI_BIN, productEnv } from '../../lab/product.js';
-import { callRun, listedPanes } from '../../lab/mcp.js';
+import { callRun, listedPanes, type RunCall } from '../../lab/mcp.js';
+import { runCli, watchJson } from '../../lab/cli.js';
+import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
+import { cancel, finalOf, heldRuns, runIdOf, wait } from '../long/support.js';
+import { input, screen, screenUntil } from '../input/support.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
 import type { Pane } from '../../lab/pane.js';
-import { startSshd, type RemoteUser, type Sshd } from './sshd.js';
+import { startSshd, userCmdlines, type RemoteUser, type Sshd } from './sshd.js';
 
 const run = promisify(execFile);
 
@@ -108,3 +113,135 @@ export async function expectHalfTypedKept(
   await pane.type('ed', { enter: true });
   await pane.waitFor((s) => s.includes('half-typed'));
 }
+
+/** A far pane's suite, as its cases use it (built once its beforeAll is done). */
+export interface Far {
+  readonly mcp: McpHandle;
+  readonly scope: Scope;
+  readonly listing: PaneListing;
+  readonly user: RemoteUser;
+  /** A local window of the person's. */
+  readonly person: Pane;
+  /** tmux_run_start's structured part (bash and fish: asked again while the far shell is not yet reading). */
+  start(script: string, extra?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** tmux_run (the same). */
+  run(script: string): Promise<RunCall>;
+}
+
+/**
+ * `tmux-run attach` in the person's local window takes a far terminal run over: the agent is
+ * refused run_attached meanwhile, Ctrl-] gives it back, and the run goes on with the agent's input.
+ */
+async function expectAttach(f: Far): Promise<void> {
+  const { mcp, listing, person } = f;
+  const script = `printf 'name? '; read name; echo "hello $name from $(id -un)"; printf 'more? '; read more; echo "more=$more"`;
+  const id = runIdOf(await f.start(script, { input: 'terminal' }));
+  await screenUntil(mcp.client, listing, id, (d) => d.lines[0] === 'name?', 'the question');
+  await person.run('echo before-attach');
+  await person.type(`NO_COLOR=1 ${process.execPath} ${CLI_BIN} attach ${id.slice(0, 8)}`, { enter: true });
+  await person.waitFor((s) => s.trimStart().startsWith('name?') && !s.includes('before-attach'));
+  expect((await screen(mcp.client, listing, id)).data.attached).toBe(true);
+  expect((await heldRuns(mcp.client)).find((r) => r.run_id === id)).toMatchObject({ attached: true });
+  const refused = await input(mcp.client, listing, id, 'agent\r');
+  expect(refused.error).toMatchObject({ code: 'run_attached', delivery: 'observed' });
+  await person.type('Alice', { enter: true });
+  await person.waitFor((s) => s.includes(`hello Alice from ${f.user.name}`) && s.includes('more?'));
+  await f.scope.server.tmux(['send-keys', '-t', person.id, 'C-]']);
+  await person.waitFor((s) => s.includes('before-attach') && s.includes(`detached from run ${id.slice(0, 8)}`));
+  await person.waitForPrompt();
+  expect((await input(mcp.client, listing, id, 'Bob\r')).ok).toBe(true);
+  const final = await finalOf(mcp.client, listing, id);
+  expect(final.data.stdout.data).toContain(`hello Alice from ${f.user.name}`);
+  expect(final.data.stdout.data).toContain('more=Bob');
+  expect(final.data.stdout.data).not.toContain('agent');
+}
+
+/** The queue: a run waits behind the pane's current one (listed so), a queued run cancelled never runs. */
+async function expectQueue(f: Far): Promise<void> {
+  const { mcp, listing } = f;
+  const first = runIdOf(await f.start('sleep 1; echo first', { wait_ms: 0 }));
+  const second = await f.start('echo second', { wait_ms: 0 });
+  expect(second.pending).toMatchObject({ state: 'queued' });
+  // The listing says so, as the far end answers for it.
+  expect((await remoteListings(mcp)).find((p) => p.pane_id === listing.pane_id)).toMatchObject({
+    state: 'running',
+    queued: 1,
+  });
+  const marker = join(f.user.home, `queued-${process.pid}`);
+  const third = runIdOf(await f.start(`touch ${marker}`, { wait_ms: 0 }));
+  const c = await cancel(mcp.client, listing, third);
+  expect(c.error).toMatchObject({ code: 'cancelled', delivery: 'observed' });
+  expect(c.error.effects).toMatchObject({ state: 'none', completion: { state: 'unobserved' } });
+  expect((await finalOf(mcp.client, listing, runIdOf(second))).data.stdout.data).toBe('second\n');
+  expect((await finalOf(mcp.client, listing, first)).data.stdout.data).toBe('first\n');
+  expect(existsSync(marker)).toBe(false);
+}
+
+/** Background runs: the queue stays free, tmux_runs and `tmux-run runs` list them, `tmux-run stop` stops one. */
+async function expectBackground(f: Far): Promise<void> {
+  const { mcp, listing } = f;
+  const marker = `sleep 303.${process.pid}`;
+  const id = runIdOf(await f.start(marker, { background: true }));
+  await waitUntil(
+    async () => (await heldRuns(mcp.client)).find((r) => r.run_id === id && r.state === 'running'),
+    10_000,
+    'the background run running',
+  );
+  await waitUntil(() => userCmdlines(f.user.uid).some((c) => c.includes(marker)), 10_000, 'it runs there');
+  expect(ok((await f.run('echo beside')).structured).stdout.data).toBe('beside\n');
+  const held = (await heldRuns(mcp.client)).find((r) => r.run_id === id)!;
+  expect(held).toMatchObject({
+    background: true,
+    pane_id: listing.pane_id,
+    generation: listing.generation,
+    host: listing.host,
+  });
+  const env = productEnv(f.scope.server);
+  const table = await runCli(['runs'], env);
+  expect(table.code, table.stderr).toBe(0);
+  expect(table.stdout.split('\n').find((l) => l.includes(id.slice(0, 8)))).toContain(
+    ` ${listing.pane_id}@${listing.host!.name} `,
+  );
+  const json = JSON.parse((await runCli(['runs', '--json'], env)).stdout) as Array<Record<string, any>>;
+  expect(json.find((r) => r.run_id === id)).toMatchObject({ background: true, host: listing.host });
+  const stopped = await runCli(['stop', id.slice(0, 8)], env);
+  expect(stopped.code, stopped.stderr).toBe(0);
+  expect(stopped.stdout).toMatch(new RegExp(`^stopped: run ${id.slice(0, 8)} in pane ${listing.pane_id}`));
+  const r = await wait(mcp.client, listing, id, 5000);
+  expect(r.error).toMatchObject({ code: 'cancelled' });
+  expect(r.error.message).toMatch(/tmux-run stop/);
+  await waitUntil(() => !userCmdlines(f.user.uid).some((c) => c.includes(marker)), 10_000, 'gone there');
+}
+
+/** `tmux-run watch --json` here shows a far run: its start, its output as it comes, its end. */
+async function expectWatch(f: Far): Promise<void> {
+  const { listing } = f;
+  const watch = await watchJson(listing.pane_id, productEnv(f.scope.server));
+  const r = await f.run('echo watched-out; echo watched-err >&2; exit 2');
+  const id = r.structured.data.authorization.run_id as string;
+  const { code, mine } = await watch.untilEnd(id);
+  expect(code).toBe(0);
+  expect(mine.map((e) => e.event)).toEqual(['start', 'output', 'output', 'end']);
+  expect(mine[0]).toMatchObject({ pane_id: listing.pane_id, approval: 'auto' });
+  expect(mine.find((e) => e.stream === 'stdout')).toMatchObject({ data: 'watched-out\n' });
+  expect(mine.find((e) => e.stream === 'stderr')).toMatchObject({ data: 'watched-err\n' });
+  expect(mine[3]).toMatchObject({ ok: true, completion: { state: 'exited', exit_status: 2 } });
+}
+
+/** The cases every far shell's features suite shows, in its describe (`far`: its suite once set up). */
+export function itShowsTheSharedCases(far: () => Far): void {
+  it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', () =>
+    expectAttach(far()));
+  it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", () =>
+    expectQueue(far()));
+  it('background runs: the queue stays free, tmux_runs and `tmux-run runs` list them, `tmux-run stop` stops one', () =>
+    expectBackground(far()));
+  it('tmux-run watch here shows a far run: its start, its output as it comes, its end', () => expectWatch(far()));
+}
+
+/** A run's notice lines, as every shell draws them (`id8`: the run id's first 8 characters). */
+export const notice = {
+  started: (id8: string): string => `tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 `,
+  exited: (id8: string, status: number): RegExp =>
+    new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited ${status} after \\d+ ms`),
+};

@@ -11,7 +11,7 @@
 // client's start is off the read's way (src/core/os/held-query.ts); at most one is held, let go
 // unasked after SPARE_MS.
 import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
-import { screenArgs } from '../core/os/screen-questions.js';
+import { screenAnswered, screenArgs } from '../core/os/screen-questions.js';
 import { askHeld, holdQuery, SCREEN_HOLD_RENEW_MS, SPARE_MS, type HeldQuery } from '../core/os/held-query.js';
 import type { Transport } from '../core/protocol/transport.js';
 
@@ -56,7 +56,14 @@ export class RelayScreen {
     this.held = undefined;
     let reply: RelayMessage;
     try {
-      const out = await askHeld(held, this.pane.tmuxSocket, screenArgs(this.pane.paneId), this.log);
+      const out = await askHeld(
+        held,
+        this.pane.tmuxSocket,
+        screenArgs(this.pane.paneId),
+        this.log,
+        undefined,
+        screenAnswered,
+      );
       reply =
         out.length <= MAX_SCREEN_TEXT
           ? { type: 'screen', id, out }

@@ -11,6 +11,7 @@ import {
   checkPane,
   checkWith,
   parseScreen,
+  screenAnswered,
   screenArgs,
   type RenderedPrompt,
   type Screen,
@@ -91,7 +92,7 @@ export class PaneScreen {
     const held = this.held;
     this.held = undefined;
     const { tmuxSocket: socket, paneId } = this.place;
-    return parseScreen(await askHeld(held, socket, screenArgs(paneId), log, () => (this.asked = true)));
+    return parseScreen(await askHeld(held, socket, screenArgs(paneId), log, () => (this.asked = true), screenAnswered));
   }
 
   /** The screen against `prompt` (the answer's), the early read taken as the first. */

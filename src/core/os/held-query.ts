@@ -4,9 +4,10 @@
 // the shell's handler answers (about 2-3 ms of a 3-5 ms call); the server then waits for the
 // client's stdin. The questions are written there, and the pipe closed, only when the read is to
 // begin: tmux reads the pane when it runs them, after that moment, exactly as a client started
-// then would. Only read-only questions are written (the allow-list of every tmux call,
-// src/core/os/tmux.ts), each argument single-quoted, which tmux's parser takes as it is (no
-// formats, variables or `~` expanded in it, `#` no comment). A held client not asked is let go
+// then would; its answer is taken as soon as it is all there (src/core/os/screen-read.ts). Only
+// read-only questions are written (the allow-list of every tmux call, src/core/os/tmux.ts), each
+// argument single-quoted, which tmux's parser takes as it is (no formats, variables or `~`
+// expanded in it, `#` no comment). A held client not asked is let go
 // with nothing to run (it exits at once). Where a held call fails and a direct one then works (a
 // tmux whose source-file cannot read stdin), no client is held again (stopHolding). Two callers:
 // a local pane's helper (helper/shell/screen/pane-screen.ts) and the relay of a `tmux-run ssh`
@@ -14,14 +15,25 @@
 import { closeSync, writeSync } from 'node:fs';
 import { nativeSpawn, spawnKind } from './native-spawn.js';
 import { assertReadOnly } from './tmux.js';
-import { drain, outcome, screenEnv, screenQuery, TIMEOUT_MS, tmuxBinary } from './screen-read.js';
+import {
+  answerOf,
+  screenEnv,
+  screenQuery,
+  TIMEOUT_MS,
+  tmuxBinary,
+  type Ended,
+  type WholeAnswer,
+} from './screen-read.js';
 
 /** A client held for one question. */
 export interface HeldQuery {
   /** Still waiting for its question (not asked, not let go, not timed out). */
   readonly waiting: boolean;
-  /** Writes the read-only questions `args` (`;` between commands) and resolves what tmux printed. */
-  ask(args: readonly string[]): Promise<string>;
+  /**
+   * Writes the read-only questions `args` (`;` between commands) and resolves what tmux printed:
+   * as soon as `whole` says it is all there when given, else once the client ended.
+   */
+  ask(args: readonly string[], whole?: WholeAnswer): Promise<string>;
   /** Lets the client go unasked (nothing runs); nothing when it was asked already. */
   drop(): void;
 }
@@ -57,10 +69,9 @@ export function asCommandLines(args: readonly string[]): string {
 export function holdQuery(socket: string, holdMs: number = HOLD_MS): HeldQuery | undefined {
   const bin = tmuxBinary();
   if (unsupported || !bin || spawnKind().kind !== 'native') return undefined;
-  let exited!: (v: { code: number | null; signal: number | null }) => void;
+  let exited!: (v: Ended) => void;
   let ended = false;
-  const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));
-  void end.then(() => (ended = true));
+  const end = new Promise<Ended>((r) => (exited = r));
   let s: ReturnType<typeof nativeSpawn>;
   try {
     s = nativeSpawn(
@@ -76,7 +87,8 @@ export function holdQuery(socket: string, holdMs: number = HOLD_MS): HeldQuery |
   } catch {
     return undefined;
   }
-  const output = Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end]);
+  let whole: WholeAnswer | undefined;
+  const output = answerOf(s.stdoutFd, s.stderrFd, end, () => whole);
   let stdin = s.stdinFd;
   const close = (text: string): void => {
     if (stdin < 0) return;
@@ -89,24 +101,31 @@ export function holdQuery(socket: string, holdMs: number = HOLD_MS): HeldQuery |
   };
   let timer = setTimeout(() => held.drop(), holdMs);
   timer.unref();
+  // The bound on an asked client holds until it ended, also when its answer came before.
+  void end.then(() => {
+    ended = true;
+    clearTimeout(timer);
+  });
   const held: HeldQuery = {
     get waiting() {
       return stdin >= 0 && !ended;
     },
-    async ask(args) {
+    ask(args, test) {
       clearTimeout(timer);
+      whole = test;
       timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);
       try {
         close(asCommandLines(args));
-        return outcome(...(await output));
-      } finally {
-        clearTimeout(timer);
+      } catch (e) {
+        close('');
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
       }
+      return output;
     },
     drop() {
+      if (stdin < 0) return;
       clearTimeout(timer);
       close('');
-      void output.catch(() => undefined);
     },
   };
   return held;
@@ -123,14 +142,15 @@ export async function askHeld(
   args: readonly string[],
   log: (line: string) => void,
   asked: () => void = () => undefined,
+  whole?: WholeAnswer,
 ): Promise<string> {
-  if (!held) return screenQuery(socket, [...args]);
+  if (!held) return screenQuery(socket, [...args], whole);
   try {
-    const out = held.ask(args);
+    const out = held.ask(args, whole);
     asked();
     return await out;
   } catch (e) {
-    const out = await screenQuery(socket, [...args]);
+    const out = await screenQuery(socket, [...args], whole);
     stopHolding();
     log(`the screen check holds no tmux client from now on: ${(e as Error).message}`);
     return out;

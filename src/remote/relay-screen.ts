@@ -25,10 +25,15 @@ export class RelayScreen {
   private held: HeldQuery | undefined;
   private heldAt = 0;
 
+  /** The screen check's questions about the session's pane. */
+  private readonly questions: readonly string[];
+
   constructor(
     private readonly pane: { tmuxSocket: string; paneId: string },
     private readonly log: (line: string) => void = () => undefined,
-  ) {}
+  ) {
+    this.questions = screenArgs(pane.paneId);
+  }
 
   /**
    * The far end's `hold_screen`: a client held for the next read (kept when one waits, unless it
@@ -40,7 +45,7 @@ export class RelayScreen {
       if (this.closed) return;
       if (this.held?.waiting && Date.now() - this.heldAt < SCREEN_HOLD_RENEW_MS) return;
       this.held?.drop();
-      this.held = holdQuery(this.pane.tmuxSocket, SPARE_MS);
+      this.held = holdQuery(this.pane.tmuxSocket, this.questions, SPARE_MS);
       this.heldAt = Date.now();
     });
   }
@@ -56,14 +61,7 @@ export class RelayScreen {
     this.held = undefined;
     let reply: RelayMessage;
     try {
-      const out = await askHeld(
-        held,
-        this.pane.tmuxSocket,
-        screenArgs(this.pane.paneId),
-        this.log,
-        undefined,
-        screenAnswered,
-      );
+      const out = await askHeld(held, this.pane.tmuxSocket, this.questions, this.log, undefined, screenAnswered);
       reply =
         out.length <= MAX_SCREEN_TEXT
           ? { type: 'screen', id, out }

@@ -1,7 +1,8 @@
-// The screen check's tmux call held before its question (src/core/os/held-query.ts), against a
-// real tmux server: it answers exactly as the call made at once does, it reads the pane when
-// asked (text typed after it started and before it was asked is in its answer), one let go
-// unasked ends at once, and it asks nothing that is not read-only. The pane's screen check
+// The screen check's tmux call held before its read, its questions written (src/core/os/held-query.ts),
+// against a real tmux server: it answers exactly as the call made at once does, it reads the pane
+// when asked (text typed after it started, its questions written, and before it was asked is in its
+// answer), one let go unasked ends at once, it holds nothing that is not read-only, and an answer
+// is taken as soon as stdout holds all of it (answerOf). The pane's screen check
 // (helper/shell/screen/pane-screen.ts) starts a spare client once the run whose screen it read is over
 // (readyNext: never while a request is out), which the next request takes instead of starting
 // one, which still reads the pane when asked, and which goes when the channel closes.
@@ -33,19 +34,21 @@ const heldClients = (): number[] => descendantsOf(process.pid).filter((p) => cmd
 describe('a held tmux client', () => {
   it('is held where the native spawn is built (as here)', () => {
     expect(spawnKind().kind).toBe('native');
-    const held = holdQuery(server.socket);
+    const held = holdQuery(server.socket, screenArgs(pane.id));
     expect(held).toBeDefined();
     held!.drop();
+    expect(holdQuery(server.socket, ['kill-server'])).toBeUndefined();
+    expect(holdQuery(server.socket, ['display-message', '-p', "it's"])).toBeUndefined();
   });
 
   it('answers exactly as the call made at once, and reads the pane when asked, not when it started', async () => {
     await pane.type('echo held-one');
-    const held = holdQuery(server.socket)!;
+    const held = holdQuery(server.socket, screenArgs(pane.id))!;
     // Give it time to connect before the pane changes: what it prints must still be the later screen.
     await new Promise((r) => setTimeout(r, 100));
     await pane.type(' typed-after');
     await pane.waitFor((s) => s.includes('typed-after'));
-    const out = await held.ask(screenArgs(pane.id), screenAnswered);
+    const out = await held.ask(screenAnswered);
     expect(out).toContain('echo held-one typed-after');
     expect(out).toBe(await screenQuery(server.socket, screenArgs(pane.id)));
     expect(out).toBe(await screenQuery(server.socket, screenArgs(pane.id), screenAnswered));
@@ -54,19 +57,19 @@ describe('a held tmux client', () => {
   });
 
   it('ends at once when let go unasked, and after its answer', async () => {
-    const held = holdQuery(server.socket)!;
+    const held = holdQuery(server.socket, screenArgs(pane.id))!;
     await waitUntil(() => heldClients().length > 0 || undefined, 5000, 'the held client to start');
     held.drop();
     await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'the held client to end');
-    const asked = holdQuery(server.socket)!;
-    await asked.ask(screenArgs(pane.id), screenAnswered);
+    const asked = holdQuery(server.socket, screenArgs(pane.id))!;
+    await asked.ask(screenAnswered);
     // Its answer is taken as soon as it is all there: the client ends just after.
     await waitUntil(() => heldClients().length === 0 || undefined, 5000, 'the asked client to end');
   });
 
   it('says what tmux said when the pane is gone', async () => {
-    const held = holdQuery(server.socket)!;
-    await expect(held.ask(screenArgs('%999'))).rejects.toThrow(/can't find pane/);
+    const held = holdQuery(server.socket, screenArgs('%999'))!;
+    await expect(held.ask(screenAnswered)).rejects.toThrow(/can't find pane/);
   });
 });
 

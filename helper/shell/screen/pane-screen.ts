@@ -47,7 +47,12 @@ export class PaneScreen {
     this.held?.drop();
     const spare = this.spare;
     this.spare = undefined;
-    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket);
+    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket, this.questions());
+  }
+
+  /** The screen check's questions about this pane. */
+  private questions(): string[] {
+    return screenArgs(this.place.paneId);
   }
 
   /** Lets every client go (the channel closed). */
@@ -73,7 +78,7 @@ export class PaneScreen {
       if (this.held || this.early || this.spare?.waiting) return;
       this.asked = false;
       if (this.place.screen) this.place.screen.hold?.();
-      else this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+      else this.spare = holdQuery(this.place.tmuxSocket, this.questions(), SPARE_MS);
     });
   }
 
@@ -91,8 +96,8 @@ export class PaneScreen {
     }
     const held = this.held;
     this.held = undefined;
-    const { tmuxSocket: socket, paneId } = this.place;
-    return parseScreen(await askHeld(held, socket, screenArgs(paneId), log, () => (this.asked = true), screenAnswered));
+    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, () => (this.asked = true), screenAnswered);
+    return parseScreen(await out);
   }
 
   /** The screen against `prompt` (the answer's), the early read taken as the first. */

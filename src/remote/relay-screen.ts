@@ -7,9 +7,10 @@
 // request chooses a pane, a command or a server: the far end can read its own pane's screen and
 // nothing else. At most a few reads are under way at once. As a local helper does
 // (helper/shell/screen/pane-screen.ts), the relay holds a tmux client for the next read when the
-// far end says one is coming (`hold_screen`: a request went out, or a run is over), so that the
-// client's start is off the read's way (src/core/os/held-query.ts); at most one is held, let go
-// unasked after SPARE_MS.
+// far end says one is coming (`hold_screen`: a request went out, or a run is over), its questions
+// written, so that the client's start is off the read's way and the read is the end of its stdin
+// (src/core/os/held-query.ts); at most one is held, let go unasked after SPARE_MS. The answer goes
+// as soon as tmux printed all of it (screenAnswered), before the client has exited.
 import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
 import { screenAnswered, screenArgs } from '../core/os/screen-questions.js';
 import { askHeld, holdQuery, SCREEN_HOLD_RENEW_MS, SPARE_MS, type HeldQuery } from '../core/os/held-query.js';

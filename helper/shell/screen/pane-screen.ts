@@ -4,7 +4,8 @@
 // still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
 // reads (helper/shell/screen/prompt-probe.ts). A pane whose tmux is elsewhere (a far end's:
 // ShellPlace.screen) is read from there, and told when to hold a client there (`hold`: the
-// relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's.
+// relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's. Once it has
+// begun a read, the helper lets the process it woke run first (letRun).
 import { log } from '../../log/log.js';
 import { askHeld, holdQuery, SPARE_MS, type HeldQuery } from '../../../src/core/os/held-query.js';
 import {
@@ -18,6 +19,22 @@ import {
   type ScreenVerdict,
 } from './screen.js';
 import type { ShellPlace } from '../shell.js';
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+/** How long the helper stops after beginning a read. */
+const LET_RUN_MS = 0.05;
+
+/**
+ * Lets the process a read just woke run first: the held tmux client (its stdin just ended), or the
+ * sshd of a far pane's link (`read_screen` just written). Begun while the shell still answers,
+ * the read's next step is woken on this CPU while the other runs the shell, and it waited there
+ * behind the helper's own next work (the answer, read and checked; an unlink), which is not
+ * needed before the screen comes. So the helper stops for LET_RUN_MS (a futex wait: Node has no
+ * sched_yield): the check ends 0.1-0.3 ms sooner on a busy 2-core machine (BENCHMARKS.md).
+ */
+function letRun(): void {
+  Atomics.wait(PAUSE, 0, 0, LET_RUN_MS);
+}
 
 export class PaneScreen {
   /** The read begun for the request out, before its answer came. */
@@ -92,11 +109,16 @@ export class PaneScreen {
     if (far) {
       const out = far.read();
       this.asked = true;
+      letRun();
       return parseScreen(await out);
     }
     const held = this.held;
     this.held = undefined;
-    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, () => (this.asked = true), screenAnswered);
+    const asked = (): void => {
+      this.asked = true;
+      if (held) letRun();
+    };
+    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, asked, screenAnswered);
     return parseScreen(await out);
   }
 

@@ -63,12 +63,12 @@ export interface Ended {
 /** Tells whether what stdout printed so far is the whole answer. */
 export type WholeAnswer = (out: Buffer) => boolean;
 
-/** Reads a pipe's read end to its end (bounded), then closes it; `seen` is shown what came so far at each chunk. */
-export function drain(fd: number, seen?: (chunks: readonly Buffer[]) => void): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const s = new Socket({ fd, readable: true, writable: false });
+/** A pipe's read end, read to its end (bounded) and closed, or closed sooner by `stop`; `seen` is shown what came so far at each chunk. */
+function reader(fd: number, seen?: (chunks: readonly Buffer[]) => void): { data: Promise<Buffer>; stop(): void } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const s = new Socket({ fd, readable: true, writable: false });
+  const data = new Promise<Buffer>((resolve, reject) => {
     s.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_OUT) return;
@@ -78,6 +78,7 @@ export function drain(fd: number, seen?: (chunks: readonly Buffer[]) => void): P
     s.on('error', reject);
     s.on('close', () => resolve(Buffer.concat(chunks)));
   });
+  return { data, stop: () => s.destroy() };
 }
 
 /** How tmux ended: what it printed (status 0), or an Error with its first line of complaint. */
@@ -91,8 +92,11 @@ export function outcome(out: Buffer, err: Buffer, status: Ended): string {
 
 /**
  * What a started client answers, from its pipes' read ends and its end: what it printed once it
- * ended (outcome), or sooner, as soon as `whole()` says stdout holds all of it (it still exits, and
- * is reaped, after). Never rejects unhandled (a client let go unasked may end any way).
+ * ended (outcome), or sooner, as soon as `whole()` says stdout holds all of it. Then both pipes are
+ * closed at once, so that the client's exit, which follows (it is still reaped), wakes this
+ * process once, not at each pipe's end too: that work came while the answer crossed a far pane's
+ * link, and took the CPU from its sshd. Never rejects unhandled (a client let go unasked may end
+ * any way).
  */
 export function answerOf(
   stdoutFd: number,
@@ -110,8 +114,12 @@ export function answerOf(
     if (!test(out)) return;
     early(out.toString('utf8'));
     early = undefined;
+    stdout.stop();
+    stderr.stop();
   };
-  const ended = Promise.all([drain(stdoutFd, seen), drain(stderrFd), end]).then((r) => outcome(...r));
+  const stdout = reader(stdoutFd, seen);
+  const stderr = reader(stderrFd);
+  const ended = Promise.all([stdout.data, stderr.data, end]).then((r) => outcome(...r));
   const answer = Promise.race([soon, ended]);
   void answer.catch(() => undefined);
   return answer;

@@ -5,9 +5,11 @@
 // reads (helper/shell/screen/prompt-probe.ts). A pane whose tmux is elsewhere (a far end's:
 // ShellPlace.screen) is read from there, and told when to hold a client there (`hold`: the
 // relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's. Once it has
-// begun a read, the helper lets the process it woke run first (letRun).
+// begun a read, the helper lets the process it woke run first (src/core/os/let-run.ts): the held
+// tmux client (its stdin just ended), or the sshd of a far pane's link (`read_screen` just sent).
 import { log } from '../../log/log.js';
 import { askHeld, holdQuery, SPARE_MS, type HeldQuery } from '../../../src/core/os/held-query.js';
+import { letRun } from '../../../src/core/os/let-run.js';
 import {
   checkPane,
   checkWith,
@@ -19,22 +21,6 @@ import {
   type ScreenVerdict,
 } from './screen.js';
 import type { ShellPlace } from '../shell.js';
-
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-/** How long the helper stops after beginning a read. */
-const LET_RUN_MS = 0.05;
-
-/**
- * Lets the process a read just woke run first: the held tmux client (its stdin just ended), or the
- * sshd of a far pane's link (`read_screen` just written). Begun while the shell still answers,
- * the read's next step is woken on this CPU while the other runs the shell, and it waited there
- * behind the helper's own next work (the answer, read and checked; an unlink), which is not
- * needed before the screen comes. So the helper stops for LET_RUN_MS (a futex wait: Node has no
- * sched_yield): the check ends 0.1-0.3 ms sooner on a busy 2-core machine (BENCHMARKS.md).
- */
-function letRun(): void {
-  Atomics.wait(PAUSE, 0, 0, LET_RUN_MS);
-}
 
 export class PaneScreen {
   /** The read begun for the request out, before its answer came. */

@@ -7,8 +7,8 @@ import { enrolledPane } from '../../lab/enrollment.js';
 import { useServer } from '../../lab/lifecycle.js';
 import type { McpHandle } from '../../lab/mcp.js';
 import type { Pane } from '../../lab/pane.js';
-import { finalOf, runIdOf, start, wait } from '../long/support.js';
-import { input, running, screen, screenUntil } from './support.js';
+import { finalOf, runIdOf, start } from '../long/support.js';
+import { expectPasswordPrompt, input, screen, screenUntil } from './support.js';
 
 describe('input terminal', () => {
   const scope = useServer();
@@ -93,18 +93,6 @@ describe('input terminal', () => {
     await finalOf(mcp.client, listing, id);
   });
 
-  it('a password prompt shows echo: false, the pane names tmux-run attach, and the input is not echoed', async () => {
-    const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
-    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
-    await running(mcp.client, listing, id);
-    const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
-    expect(d.lines[0]).toBe('Password:');
-    expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
-    const short = id.slice(0, 8);
-    await pane.waitFor((screen) => screen.includes(`tmux-run attach ${short}`), 8000);
-    await input(mcp.client, listing, id, 'hunter2\r');
-    const final = await finalOf(mcp.client, listing, id);
-    expect(final.data.stdout.data).toContain('length 7');
-    expect(final.data.stdout.data).not.toContain('hunter2');
-  });
+  it('a password prompt shows echo: false, the pane names tmux-run attach, and the input is not echoed', () =>
+    expectPasswordPrompt(mcp.client, listing, pane));
 });

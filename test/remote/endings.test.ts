@@ -2,8 +2,8 @@
 // trail with the host (the far end keeps its copy), the modes of the sockets at each end, nothing
 // of the agent's in the remote history, who cannot stand in for the session (a live socket of
 // another process beside it, the person's ControlMaster, another process of the remote user on the
-// session's socket), and the two endings a person meets besides `exit` and a killed ssh: a closed
-// pane and a dropped network. In each, the pane is listed no more within seconds, calls are refused
+// session's socket), a session through the person's ProxyJump, and the two endings a person meets
+// besides `exit` and a killed ssh: a closed pane and a dropped network. In each, the pane is listed no more within seconds, calls are refused
 // `session_ended`, and the far helper stops the process group of every run it started (checked by
 // its pgid in /proc: the far end is this machine under another user).
 import { describe, expect, it, beforeAll } from 'vitest';
@@ -212,6 +212,19 @@ describe.skipIf(skip !== undefined)('a pane on another host: its trail and its e
       await run('/usr/bin/ssh', ['-F', remote.sshd.clientConfig, '-S', master, '-O', 'exit', USER]).catch(() => {});
       rmSync(fake, { force: true });
     }
+  });
+
+  it("through the person's ProxyJump (ssh -J): enrolled, a run as the remote user, exit not held", async () => {
+    // The jump is the same sshd (the host's own alias): the forwarded socket still belongs to the
+    // session's own ssh client, the jump's `ssh -W` beside it carries only the connection.
+    const { pane, listing } = await session(`-J ${USER}`);
+    const d = ok((await callRun(mcp.client, listing, 'id -un; echo "$SSH_CONNECTION" >&2')).structured);
+    expect(d.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+    expect(d.stdout.data).toBe(`${USER}\n`);
+    expect(d.stderr.data).toMatch(/^127\.0\.0\.1 \d+ 127\.0\.0\.1 \d+\n$/);
+    await pane.type('exit', { enter: true });
+    await pane.waitForPrompt();
+    await waitUntil(async () => !(await remoteListings(mcp)).some((p) => p.pane_id === pane.id), 10_000, 'unlisted');
   });
 
   it("another process of the remote user on the session's socket can write no audit entry here and gets no data link", async () => {

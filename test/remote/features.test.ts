@@ -10,8 +10,7 @@ import { useServer } from '../../lab/lifecycle.js';
 import { callRun, type McpHandle } from '../../lab/mcp.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
-import { cancel, finalOf, readAll, readOutput, runIdOf, start, wait } from '../long/support.js';
-import { input, running, screen, screenUntil } from '../input/support.js';
+import { cancel, finalOf, readAll, readOutput, runIdOf, start } from '../long/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
 import { itShowsTheSharedCases, notice, remoteListings, typeAtFar, useRemote, type Far } from './support.js';
@@ -38,6 +37,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     scope,
     listing,
     user: remote.user,
+    pane,
     person,
     start: (script, extra) => start(mcp.client, listing, script, extra),
     run: (script) => callRun(mcp.client, listing, script),
@@ -60,41 +60,7 @@ describe.skipIf(skip !== undefined)('a pane on another host: the features of a l
     await pane?.type('exit', { enter: true });
   });
 
-  it('drives a Python REPL at the far end through tmux_run_input and tmux_run_screen; exit() ends it with 0', async () => {
-    const s = await start(mcp.client, listing, 'exec python3 -q', { input: 'terminal' });
-    const id = runIdOf(s);
-    expect(s.pending).toMatchObject({ input: 'terminal', attached: false });
-    await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
-    await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
-    const want = `${USER} ${remote.user.home} 42`;
-    const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes(want), 'the answer on the screen');
-    const at = d.lines.indexOf(want);
-    expect(d.lines[at + 1]).toBe('>>>');
-    expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
-    // Its terminal is its own, at the far end: never the pane's, and nothing of it on the pane's screen.
-    expect(await pane.capture()).not.toContain('getpass');
-    await input(mcp.client, listing, id, 'exit()\r');
-    const final = await finalOf(mcp.client, listing, id);
-    expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
-    expect(final.data.stdout.data).toContain(want);
-    expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
-  });
-
   itShowsTheSharedCases(far);
-
-  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', async () => {
-    const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
-    const id = runIdOf(await start(mcp.client, listing, script, { input: 'terminal' }));
-    await running(mcp.client, listing, id);
-    const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
-    expect(d.lines[0]).toBe('Password:');
-    expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
-    await pane.waitFor((s) => s.includes(`tmux-run attach ${id.slice(0, 8)}`), 8000);
-    await input(mcp.client, listing, id, 'hunter2\r');
-    const final = await finalOf(mcp.client, listing, id);
-    expect(final.data.stdout.data).toContain('length 7');
-    expect(final.data.stdout.data).not.toContain('hunter2');
-  });
 
   it('a long run: pending after wait_ms with a tail, its output read live, then tmux_run_wait has the result', async () => {
     const s = await start(mcp.client, listing, 'echo first; echo warn >&2; sleep 2; echo second; exit 4', {

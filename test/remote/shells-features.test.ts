@@ -1,11 +1,12 @@
 // What a local pane offers, shown for bash and for fish at the far end of `tmux-run ssh` (one ssh
 // session per shell, kept for its cases): a terminal run (a Python REPL) driven through
-// tmux_run_input and tmux_run_screen, `tmux-run attach` from a local window, ask mode as that shell
-// has it (bash with its builtin asks in the pane; fish refuses approval_unavailable), a long run with
-// its tails cancelled (its process group gone from the host), the queue, background runs and
-// `tmux-run stop`, tmux_runs and `tmux-run runs` naming the pane's host, `tmux-run watch`, notices
-// as that shell draws them, the far host's sandbox, and a far helper that stays awake past
-// TMUX_RUN_IDLE (listed `sleeps_after: never`).
+// tmux_run_input and tmux_run_screen, a password prompt (echo: false, the notice naming `tmux-run
+// attach`; bash on the screen check draws none, the screen's text says it), `tmux-run attach` from
+// a local window, ask mode as that shell has it (bash with its builtin asks in the pane; fish
+// refuses approval_unavailable), a long run with its tails cancelled (its process group gone from
+// the host), the queue, background runs and `tmux-run stop`, tmux_runs and `tmux-run runs` naming
+// the pane's host, `tmux-run watch`, notices as that shell draws them, the far host's sandbox, and
+// a far helper that stays awake past TMUX_RUN_IDLE (listed `sleeps_after: never`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +16,9 @@ import { runCli } from '../../lab/cli.js';
 import { productEnv } from '../../lab/product.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
-import { cancel, finalOf, heldRuns, runIdOf, start } from '../long/support.js';
-import { input, screen, screenUntil } from '../input/support.js';
+import { cancel, finalOf, heldRuns, runIdOf, start, targetOf, wait } from '../long/support.js';
+import { input, screenUntil } from '../input/support.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
 import {
@@ -113,7 +115,7 @@ for (const c of CASES) {
       const startReady = async (script: string, extra?: Record<string, unknown>): Promise<Record<string, any>> =>
         (await whenReady(async () => ({ structured: await start(mcp.client, listing, script, extra) }))).structured;
       /** The suite as the shared cases use it. */
-      const far = (): Far => ({ mcp, scope, listing, user: remote.user, person, start: startReady, run });
+      const far = (): Far => ({ mcp, scope, listing, user: remote.user, pane, person, start: startReady, run });
 
       beforeAll(async () => {
         if (c.shell === 'fish') writeFishConfig(remote);
@@ -132,25 +134,6 @@ for (const c of CASES) {
       it(`enrolls the far ${c.shell}, listed with its host and sleeps_after: never`, () => {
         expect(listing).toMatchObject({ shell: c.shell, host: { destination: c.user }, sleeps_after: 'never' });
         expect(listing.editor_check).toBe(c.shell === 'bash' ? 'exact' : 'screen');
-      });
-
-      it('drives a Python REPL at the far end through tmux_run_input and tmux_run_screen; exit() ends it with 0', async () => {
-        const s = await whenReady(async () => ({
-          structured: await start(mcp.client, listing, 'exec python3 -q', { input: 'terminal' }),
-        }));
-        const id = runIdOf(s.structured);
-        expect(s.structured.pending).toMatchObject({ input: 'terminal', attached: false });
-        await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
-        await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
-        const want = `${c.user} ${remote.user.home} 42`;
-        const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes(want), 'the answer on the screen');
-        expect(d.lines[d.lines.indexOf(want) + 1]).toBe('>>>');
-        expect(await pane.capture()).not.toContain('getpass');
-        await input(mcp.client, listing, id, 'exit()\r');
-        const final = await finalOf(mcp.client, listing, id);
-        expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
-        expect(final.data.stdout.data).toContain(want);
-        expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
       });
 
       it('a long run: pending with its tails, listed by tmux_runs and `tmux-run runs` with its host; cancelled, its process group gone from the host', async () => {
@@ -298,6 +281,41 @@ for (const c of CASES) {
         expect(ok((await run('echo still-awake')).structured).stdout.data).toBe('still-awake\n');
         expect((await listedNow())?.helper_pid).toBe(before.helper_pid);
       });
+
+      if (c.shell === 'bash') {
+        // Last: the shell is replaced by one without its builtin (a new generation).
+        it('bash without its builtin (the screen check): a password prompt says echo false and tmux_run_screen names tmux-run attach; no notice in the pane', async () => {
+          const old = listing;
+          await pane.type('TMUX_RUN_NATIVE=off exec bash', { enter: true });
+          listing = await waitUntil(
+            async () => ((l) => (l && l.generation !== old.generation ? l : undefined))(await listedNow()),
+            15_000,
+            'the bash without its builtin listed',
+          );
+          expect(listing).toMatchObject({ editor_check: 'screen', host: { destination: c.user } });
+          const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
+          const id = runIdOf(await startReady(script, { input: 'terminal' }));
+          await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
+          expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
+          // The agent is told, in the screen's text, that the person can answer it.
+          const text = (await mcp.client.callTool({
+            name: 'tmux_run_screen',
+            arguments: { target: targetOf(listing), run_id: id },
+          })) as CallToolResult;
+          expect(text.content.find((c) => c.type === 'text')).toMatchObject({
+            text: expect.stringContaining(
+              'echo off (a password prompt?): the person can answer it with tmux-run attach',
+            ),
+          });
+          await input(mcp.client, listing, id, 'hunter2\r');
+          const final = await finalOf(mcp.client, listing, id);
+          expect(final.data.stdout.data).toContain('length 7');
+          // No notice drawn (neither the run's start nor its echo off), nothing of the answer.
+          const shown = await pane.capture();
+          expect(shown).not.toContain(`tmux-run: run ${id.slice(0, 8)}`);
+          expect(shown).not.toContain('hunter2');
+        });
+      }
 
       /** tmux_run of `script` in ask mode, once the question is drawn (a call refused before it is asked again). */
       async function askedCall(script: string): Promise<{ answered: Promise<RunCall> }> {

@@ -1,6 +1,7 @@
 // What the remote suites share: a test sshd with one remote user of a given login shell, set up
 // with `tmux-run setup --remote` from the harness server's home, the line the person types, and
-// the cases every far shell's features suite shows (attach, the queue, background runs, watch).
+// the cases every far shell's features suite shows (a REPL, a password prompt, attach, the queue,
+// background runs, watch).
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { runCli, watchJson } from '../../lab/cli.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
 import { cancel, finalOf, heldRuns, runIdOf, wait } from '../long/support.js';
-import { input, screen, screenUntil } from '../input/support.js';
+import { input, running, screen, screenUntil } from '../input/support.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
@@ -120,12 +121,61 @@ export interface Far {
   readonly scope: Scope;
   readonly listing: PaneListing;
   readonly user: RemoteUser;
+  /** The pane the ssh session runs in: what the far shell draws. */
+  readonly pane: Pane;
   /** A local window of the person's. */
   readonly person: Pane;
   /** tmux_run_start's structured part (bash and fish: asked again while the far shell is not yet reading). */
   start(script: string, extra?: Record<string, unknown>): Promise<Record<string, any>>;
   /** tmux_run (the same). */
   run(script: string): Promise<RunCall>;
+}
+
+/**
+ * A terminal run (a Python REPL at the far end) driven through tmux_run_input and read through
+ * tmux_run_screen, as the remote user in their home; its terminal its own, nothing of it in the
+ * pane; exit() ends it with 0.
+ */
+async function expectRepl(f: Far): Promise<void> {
+  const { mcp, listing } = f;
+  const s = await f.start('exec python3 -q', { input: 'terminal' });
+  const id = runIdOf(s);
+  expect(s.pending).toMatchObject({ input: 'terminal', attached: false });
+  await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
+  await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
+  const want = `${f.user.name} ${f.user.home} 42`;
+  const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes(want), 'the answer on the screen');
+  expect(d.lines[d.lines.indexOf(want) + 1]).toBe('>>>');
+  expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
+  // Its terminal is its own, at the far end: never the pane's, and nothing of it on the pane's screen.
+  expect(await f.pane.capture()).not.toContain('getpass');
+  await input(mcp.client, listing, id, 'exit()\r');
+  const final = await finalOf(mcp.client, listing, id);
+  expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+  expect(final.data.stdout.data).toContain(want);
+  expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
+}
+
+/**
+ * A password prompt at the far end: the run's terminal says echo: false (tmux_run_screen and
+ * tmux_run_wait), the far shell draws in the pane the notice naming `tmux-run attach RUN`, and the
+ * answer given is not echoed.
+ */
+async function expectPasswordPrompt(f: Far): Promise<void> {
+  const { mcp, listing } = f;
+  const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
+  const id = runIdOf(await f.start(script, { input: 'terminal' }));
+  const id8 = id.slice(0, 8);
+  await running(mcp.client, listing, id);
+  const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
+  expect(d.lines[0]).toBe('Password:');
+  expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
+  await f.pane.waitFor((s) => s.includes(notice.echoOff(id8)), 8000);
+  await input(mcp.client, listing, id, 'hunter2\r');
+  const final = await finalOf(mcp.client, listing, id);
+  expect(final.data.stdout.data).toContain('length 7');
+  expect(final.data.stdout.data).not.toContain('hunter2');
+  expect(await f.pane.capture()).not.toContain('hunter2');
 }
 
 /**
@@ -230,6 +280,10 @@ async function expectWatch(f: Far): Promise<void> {
 
 /** The cases every far shell's features suite shows, in its describe (`far`: its suite once set up). */
 export function itShowsTheSharedCases(far: () => Far): void {
+  it('drives a Python REPL at the far end through tmux_run_input and tmux_run_screen; exit() ends it with 0', () =>
+    expectRepl(far()));
+  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', () =>
+    expectPasswordPrompt(far()));
   it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', () =>
     expectAttach(far()));
   it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", () =>
@@ -244,4 +298,7 @@ export const notice = {
   started: (id8: string): string => `tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 `,
   exited: (id8: string, status: number): RegExp =>
     new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited ${status} after \\d+ ms`),
+  /** A terminal run's program turned echo off (helper/queue/dispatch.ts). */
+  echoOff: (id8: string): string =>
+    `tmux-run: run ${id8} by tmux-run-tests 1.0.0 waits for input with echo off (a password?); to answer it yourself: tmux-run attach ${id8}`,
 };

@@ -128,10 +128,10 @@ export function holdQuery(socket: string, args: readonly string[], holdMs: numbe
       return stdin >= 0 && !ended && !failed;
     },
     ask(test) {
-      clearTimeout(timer);
       whole = test;
+      close(); // the read begins before this call's bookkeeping
+      clearTimeout(timer);
       timer = setTimeout(kill, TIMEOUT_MS);
-      close();
       return failed ? Promise.reject(failed) : output;
     },
     drop() {

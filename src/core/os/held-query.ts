@@ -114,7 +114,12 @@ export function holdQuery(socket: string, args: readonly string[], holdMs: numbe
     stdin = -1;
   };
   const kill = (): void => {
-    if (!ended) process.kill(s.pid, 'SIGKILL');
+    if (ended) return;
+    try {
+      process.kill(s.pid, 'SIGKILL');
+    } catch {
+      // Gone already (reaped, its end not told yet): nothing to end.
+    }
   };
   let timer = setTimeout(() => held.drop(), holdMs);
   timer.unref();

@@ -60,12 +60,13 @@ export class FarScreen implements ScreenSource {
     this.heldAt = undefined;
     const id = this.next++;
     return new Promise<string>((resolve, reject) => {
+      // The request first: its answer comes in a later turn, when the rest is set.
+      control.send({ type: 'read_screen', id } satisfies FarMessage);
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         reject(new Error(`the local side did not show the pane within ${READ_MS / 1000} s`));
       }, READ_MS);
       this.waiting.set(id, { resolve, reject, timer });
-      control.send({ type: 'read_screen', id } satisfies FarMessage);
     });
   }
 

@@ -20,7 +20,7 @@
 //   helper's memory before its first check (emulator not loaded) and after.
 import { readFileSync } from 'node:fs';
 import { measurePrompt } from '../../helper/shell/screen/prompt-shape.js';
-import { screenArgs } from '../../helper/shell/screen/screen.js';
+import { screenAnswered, screenArgs } from '../../helper/shell/screen/screen.js';
 import { holdQuery } from '../../src/core/os/held-query.js';
 import { screenQuery, screenQueryKind } from '../../src/core/os/screen-read.js';
 import { tmuxQuery } from '../../src/core/os/tmux.js';
@@ -191,15 +191,15 @@ export async function fishCost(scope: Scope, n: number): Promise<FishCost> {
     held_ms: [] as number[],
   };
   for (let i = 0; i < 5 * n; i++) {
-    const held = holdQuery(server.socket);
+    const held = holdQuery(server.socket, screenArgs(pane.id));
     await new Promise((r) => setTimeout(r, 20));
     let t0 = performance.now();
     if (held) {
-      await held.ask(screenArgs(pane.id));
+      await held.ask(screenAnswered);
       screen_read.held_ms.push(performance.now() - t0);
     }
     t0 = performance.now();
-    await screenQuery(server.socket, screenArgs(pane.id));
+    await screenQuery(server.socket, screenArgs(pane.id), screenAnswered);
     screen_read.native_ms.push(performance.now() - t0);
     t0 = performance.now();
     await tmuxQuery(server.socket, screenArgs(pane.id));

@@ -7,11 +7,12 @@
 // request chooses a pane, a command or a server: the far end can read its own pane's screen and
 // nothing else. At most a few reads are under way at once. As a local helper does
 // (helper/shell/screen/pane-screen.ts), the relay holds a tmux client for the next read when the
-// far end says one is coming (`hold_screen`: a request went out, or a run is over), so that the
-// client's start is off the read's way (src/core/os/held-query.ts); at most one is held, let go
-// unasked after SPARE_MS.
+// far end says one is coming (`hold_screen`: a request went out, or a run is over), its questions
+// written, so that the client's start is off the read's way and the read is the end of its stdin
+// (src/core/os/held-query.ts); at most one is held, let go unasked after SPARE_MS. The answer goes
+// as soon as tmux printed all of it (screenAnswered), before the client has exited.
 import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
-import { screenArgs } from '../core/os/screen-questions.js';
+import { screenAnswered, screenArgs } from '../core/os/screen-questions.js';
 import { askHeld, holdQuery, SCREEN_HOLD_RENEW_MS, SPARE_MS, type HeldQuery } from '../core/os/held-query.js';
 import type { Transport } from '../core/protocol/transport.js';
 
@@ -25,10 +26,15 @@ export class RelayScreen {
   private held: HeldQuery | undefined;
   private heldAt = 0;
 
+  /** The screen check's questions about the session's pane. */
+  private readonly questions: readonly string[];
+
   constructor(
     private readonly pane: { tmuxSocket: string; paneId: string },
     private readonly log: (line: string) => void = () => undefined,
-  ) {}
+  ) {
+    this.questions = screenArgs(pane.paneId);
+  }
 
   /**
    * The far end's `hold_screen`: a client held for the next read (kept when one waits, unless it
@@ -40,7 +46,7 @@ export class RelayScreen {
       if (this.closed) return;
       if (this.held?.waiting && Date.now() - this.heldAt < SCREEN_HOLD_RENEW_MS) return;
       this.held?.drop();
-      this.held = holdQuery(this.pane.tmuxSocket, SPARE_MS);
+      this.held = holdQuery(this.pane.tmuxSocket, this.questions, SPARE_MS);
       this.heldAt = Date.now();
     });
   }
@@ -56,7 +62,7 @@ export class RelayScreen {
     this.held = undefined;
     let reply: RelayMessage;
     try {
-      const out = await askHeld(held, this.pane.tmuxSocket, screenArgs(this.pane.paneId), this.log);
+      const out = await askHeld(held, this.pane.tmuxSocket, this.questions, this.log, undefined, screenAnswered);
       reply =
         out.length <= MAX_SCREEN_TEXT
           ? { type: 'screen', id, out }

@@ -2,7 +2,7 @@
 // stands right after the rendered prompt on an otherwise empty line, with nothing below; any
 // doubt refuses. The screens are what `capture-pane -p` prints (trailing spaces left out).
 import { describe, expect, it } from 'vitest';
-import { checkScreen, parseScreen, type Screen } from '../../helper/shell/screen/screen.js';
+import { checkScreen, parseScreen, screenAnswered, type Screen } from '../../helper/shell/screen/screen.js';
 
 /** A screen of `width` columns and 6 rows: `rows` from the top, the cursor at (x, y). */
 function screen(rows: string[], x: number, y: number, width = 40, more: Partial<Screen> = {}): Screen {
@@ -183,7 +183,7 @@ describe('checkScreen, more real prompts', () => {
 
 describe('parseScreen', () => {
   it("reads the one call's format line and the pane's lines", () => {
-    expect(parseScreen('2 1 0 0 80\n$ ls\n$\n')).toEqual({
+    expect(parseScreen('2 1 0 0 80 2\n$ ls\n$\n')).toEqual({
       cursorX: 2,
       cursorY: 1,
       inMode: false,
@@ -191,7 +191,28 @@ describe('parseScreen', () => {
       width: 80,
       lines: ['$ ls', '$'],
     });
-    expect(parseScreen('2 1 1 0 80\n')?.inMode).toBe(true);
+    expect(parseScreen('2 1 1 0 80 0\n')?.inMode).toBe(true);
     expect(parseScreen('garbage\n$\n')).toBeUndefined();
+    expect(parseScreen('2 1 0 0 80\n$ ls\n$\n')).toBeUndefined();
+  });
+});
+
+describe('screenAnswered', () => {
+  const b = (s: string): Buffer => Buffer.from(s, 'utf8');
+
+  it('is true once the format line and as many rows as the pane is high are there, ends included', () => {
+    expect(screenAnswered(b('2 1 0 0 80 3\n$ ls\n$\n\n'))).toBe(true);
+    expect(screenAnswered(b('0 0 0 0 80 1\n\n'))).toBe(true);
+    expect(screenAnswered(b('2 0 0 0 80 1\n✔ ❯ \n'))).toBe(true);
+  });
+
+  it("is false before the last row has ended, and for what is not the call's answer", () => {
+    expect(screenAnswered(b('2 1 0 0 80 3\n$ ls\n$\n'))).toBe(false); // a row to come
+    expect(screenAnswered(b('2 1 0 0 80 3\n$ ls\n$\n\nmore\n'))).toBe(false); // more than the pane
+    expect(screenAnswered(b('2 1 0 0 80 3\n$ ls\n$\n '))).toBe(false); // a row begun
+    expect(screenAnswered(b('2 1 0 0 80 3'))).toBe(false); // the format line not ended
+    expect(screenAnswered(b('2 1 0 0 80\n$\n'))).toBe(false); // no height
+    expect(screenAnswered(b(''))).toBe(false);
+    expect(screenAnswered(b("can't find pane: %9\n"))).toBe(false);
   });
 });

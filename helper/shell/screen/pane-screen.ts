@@ -4,13 +4,17 @@
 // still answers (fish: `readsEarly`), and the last verdict, which the enrollment's prompt probe
 // reads (helper/shell/screen/prompt-probe.ts). A pane whose tmux is elsewhere (a far end's:
 // ShellPlace.screen) is read from there, and told when to hold a client there (`hold`: the
-// relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's.
+// relay holds it, src/remote/relay-screen.ts), at the same moments as a local one's. Once it has
+// begun a read, the helper lets the process it woke run first (src/core/os/let-run.ts): the held
+// tmux client (its stdin just ended), or the sshd of a far pane's link (`read_screen` just sent).
 import { log } from '../../log/log.js';
 import { askHeld, holdQuery, SPARE_MS, type HeldQuery } from '../../../src/core/os/held-query.js';
+import { letRun } from '../../../src/core/os/let-run.js';
 import {
   checkPane,
   checkWith,
   parseScreen,
+  screenAnswered,
   screenArgs,
   type RenderedPrompt,
   type Screen,
@@ -46,7 +50,12 @@ export class PaneScreen {
     this.held?.drop();
     const spare = this.spare;
     this.spare = undefined;
-    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket);
+    this.held = spare?.waiting ? spare : holdQuery(this.place.tmuxSocket, this.questions());
+  }
+
+  /** The screen check's questions about this pane. */
+  private questions(): string[] {
+    return screenArgs(this.place.paneId);
   }
 
   /** Lets every client go (the channel closed). */
@@ -72,7 +81,7 @@ export class PaneScreen {
       if (this.held || this.early || this.spare?.waiting) return;
       this.asked = false;
       if (this.place.screen) this.place.screen.hold?.();
-      else this.spare = holdQuery(this.place.tmuxSocket, SPARE_MS);
+      else this.spare = holdQuery(this.place.tmuxSocket, this.questions(), SPARE_MS);
     });
   }
 
@@ -86,12 +95,17 @@ export class PaneScreen {
     if (far) {
       const out = far.read();
       this.asked = true;
+      letRun();
       return parseScreen(await out);
     }
     const held = this.held;
     this.held = undefined;
-    const { tmuxSocket: socket, paneId } = this.place;
-    return parseScreen(await askHeld(held, socket, screenArgs(paneId), log, () => (this.asked = true)));
+    const asked = (): void => {
+      this.asked = true;
+      if (held) letRun();
+    };
+    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, asked, screenAnswered);
+    return parseScreen(await out);
   }
 
   /** The screen against `prompt` (the answer's), the early read taken as the first. */

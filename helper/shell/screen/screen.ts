@@ -10,9 +10,9 @@
 // pane enrolls, helper/shell/screen/prompt-probe.ts) or only the moment.
 import { measurePrompt, type PromptShape } from './prompt-shape.js';
 import { screenQuery as askTmux } from '../../../src/core/os/screen-read.js';
-import { SCREEN_FORMAT, screenArgs } from '../../../src/core/os/screen-questions.js';
+import { SCREEN_FORMAT, screenAnswered, screenArgs } from '../../../src/core/os/screen-questions.js';
 
-export { SCREEN_FORMAT, screenArgs };
+export { SCREEN_FORMAT, screenAnswered, screenArgs };
 
 /** What tmux showed of the pane. */
 export interface Screen {
@@ -134,10 +134,10 @@ export async function checkScreen(screen: Screen, prompt: RenderedPrompt): Promi
   return moment ?? first;
 }
 
-/** Parses the call's output: the format line, then the pane's lines (pure). */
+/** Parses the call's output: the format line (its last field the pane's height), then the pane's lines (pure). */
 export function parseScreen(out: string): Screen | undefined {
   const lines = out.split('\n');
-  const head = /^(\d+) (\d+) (\d+) (\d+) (\d+)$/.exec(lines.shift() ?? '');
+  const head = /^(\d+) (\d+) (\d+) (\d+) (\d+) \d+$/.exec(lines.shift() ?? '');
   if (!head) return undefined;
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   return {
@@ -152,7 +152,7 @@ export function parseScreen(out: string): Screen | undefined {
 
 /** Asks tmux, read-only and in one call, for the pane's cursor, modes and lines. */
 export async function readScreen(socket: string, paneId: string): Promise<Screen | undefined> {
-  return parseScreen(await askTmux(socket, screenArgs(paneId)));
+  return parseScreen(await askTmux(socket, screenArgs(paneId), screenAnswered));
 }
 
 /** How many times the screen is read before the check refuses, and the pause between reads. */

@@ -2,7 +2,9 @@
 // `tmux-run ssh` session): tmux started through the native vfork spawn (helper/run/spawn.c, as
 // plain runs are) and its output read from the pipes, so no page table of the caller is copied
 // for it. Read-only questions only (the same allow-list as every tmux call: src/core/os/tmux.ts).
-// Where the addon is not built, Node's execFile.
+// Where the addon is not built, Node's execFile. The answer is taken as soon as stdout holds all
+// of it, when the caller can tell (`whole`: the screen check's, src/core/os/screen-questions.ts):
+// the client's exit, and its pipes' end, come about 0.4 ms after it printed (BENCHMARKS.md).
 import { accessSync, constants } from 'node:fs';
 import { Socket } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
@@ -52,23 +54,35 @@ export function tmuxBinary(env: NodeJS.ProcessEnv = process.env): string | null 
   return tmuxPath;
 }
 
-/** Reads a pipe's read end to its end (bounded), then closes it. */
-export function drain(fd: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const s = new Socket({ fd, readable: true, writable: false });
+/** How a client ended: its exit status, or the signal that ended it. */
+export interface Ended {
+  code: number | null;
+  signal: number | null;
+}
+
+/** Tells whether what stdout printed so far is the whole answer. */
+export type WholeAnswer = (out: Buffer) => boolean;
+
+/** A pipe's read end, read to its end (bounded) and closed, or closed sooner by `stop`; `seen` is shown what came so far at each chunk. */
+function reader(fd: number, seen?: (chunks: readonly Buffer[]) => void): { data: Promise<Buffer>; stop(): void } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const s = new Socket({ fd, readable: true, writable: false });
+  const data = new Promise<Buffer>((resolve, reject) => {
     s.on('data', (c: Buffer) => {
       size += c.length;
-      if (size <= MAX_OUT) chunks.push(c);
+      if (size > MAX_OUT) return;
+      chunks.push(c);
+      seen?.(chunks);
     });
     s.on('error', reject);
     s.on('close', () => resolve(Buffer.concat(chunks)));
   });
+  return { data, stop: () => s.destroy() };
 }
 
 /** How tmux ended: what it printed (status 0), or an Error with its first line of complaint. */
-export function outcome(out: Buffer, err: Buffer, status: { code: number | null; signal: number | null }): string {
+export function outcome(out: Buffer, err: Buffer, status: Ended): string {
   if (status.code === 0) return out.toString('utf8');
   const said = err.toString('utf8').trim().split('\n')[0];
   throw new Error(
@@ -76,21 +90,56 @@ export function outcome(out: Buffer, err: Buffer, status: { code: number | null;
   );
 }
 
-/** `tmux -S SOCKET ARGS...` (read-only questions) through the native spawn; resolves stdout. */
-export async function screenQuery(socket: string, args: string[]): Promise<string> {
+/**
+ * What a started client answers, from its pipes' read ends and its end: what it printed once it
+ * ended (outcome), or sooner, as soon as `whole()` says stdout holds all of it. Then both pipes are
+ * closed at once, so that the client's exit, which follows (it is still reaped), wakes this
+ * process once, not at each pipe's end too: that work came while the answer crossed a far pane's
+ * link, and took the CPU from its sshd. Never rejects unhandled (a client let go unasked may end
+ * any way).
+ */
+export function answerOf(
+  stdoutFd: number,
+  stderrFd: number,
+  end: Promise<Ended>,
+  whole: () => WholeAnswer | undefined = () => undefined,
+): Promise<string> {
+  let early: ((out: string) => void) | undefined;
+  const soon = new Promise<string>((resolve) => (early = resolve));
+  const seen = (chunks: readonly Buffer[]): void => {
+    const test = whole();
+    // Whole only when the last chunk ends a line: most chunks are not joined to be tested.
+    if (!test || !early || chunks[chunks.length - 1]!.at(-1) !== 0x0a) return;
+    const out = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    if (!test(out)) return;
+    early(out.toString('utf8'));
+    early = undefined;
+    stdout.stop();
+    stderr.stop();
+  };
+  const stdout = reader(stdoutFd, seen);
+  const stderr = reader(stderrFd);
+  const ended = Promise.all([stdout.data, stderr.data, end]).then((r) => outcome(...r));
+  const answer = Promise.race([soon, ended]);
+  void answer.catch(() => undefined);
+  return answer;
+}
+
+/**
+ * `tmux -S SOCKET ARGS...` (read-only questions) through the native spawn; resolves stdout, as
+ * soon as `whole` says it is all there when given. Killed after TIMEOUT_MS unless it ended.
+ */
+export async function screenQuery(socket: string, args: string[], whole?: WholeAnswer): Promise<string> {
   const bin = tmuxBinary();
   if (!bin || spawnKind().kind !== 'native') return tmuxQuery(socket, args);
   assertReadOnly(args);
   const env = screenEnv();
-  let exited!: (v: { code: number | null; signal: number | null }) => void;
-  const end = new Promise<{ code: number | null; signal: number | null }>((r) => (exited = r));
+  let exited!: (v: Ended) => void;
+  const end = new Promise<Ended>((r) => (exited = r));
   const s = nativeSpawn([bin, '-S', socket, ...args], env, '/', (code, signal) => exited({ code, signal }));
   const timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);
-  try {
-    return outcome(...(await Promise.all([drain(s.stdoutFd), drain(s.stderrFd), end])));
-  } finally {
-    clearTimeout(timer);
-  }
+  void end.then(() => clearTimeout(timer));
+  return answerOf(s.stdoutFd, s.stderrFd, end, () => whole);
 }
 
 /** For the bench: which way the call goes. */

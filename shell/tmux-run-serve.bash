@@ -63,6 +63,8 @@ _tmux_run_report_mode() {
   case $sandbox in off | workspace | workspace+net | read-only) ;; *) sandbox=invalid ;; esac
   case ${TMUX_RUN_NOTIFY-} in off | 0 | no | false) quiet=' quiet' ;; esac
   if [[ "$mode $sandbox$quiet" != "$_tmux_run_mode_sent" ]]; then
+    # (Made here, not on the way to the first prompt: the helper reads it only once it has spoken.)
+    [[ -e $_tmux_run_base.mode ]] || _tmux_run_create "$_tmux_run_base" mode || return 0
     printf 'M %s %s%s\n' "$mode" "$sandbox" "$quiet" 2>/dev/null >|"$_tmux_run_base.mode"
     _tmux_run_mode_sent="$mode $sandbox$quiet"
   fi

@@ -79,7 +79,7 @@ _tmux_run_enroll() {
   # its first word the pane is not listed.
   base=$dir/ch.$$.$RANDOM$RANDOM
   if ! _tmux_run_create "$base"; then
-    _tmux_run_serve && _tmux_run_remove "$base.trap" "$base.mode" && _tmux_run_refusal channel "$dir"
+    _tmux_run_serve && _tmux_run_remove "$base.trap" && _tmux_run_refusal channel "$dir"
     printf '%s\n' "${_tmux_run_said-}" >&2
     _tmux_run_said=
     return 1
@@ -139,12 +139,13 @@ _tmux_run_launch() {
 }
 
 # _tmux_run_create BASE [SUFFIX...]: makes the channel's files the shell writes again and again
-# (trap and mode, or the SUFFIXes), 0600 (a write keeps their mode), each new (noclobber: O_EXCL,
-# so nothing planted there is followed) or found made by this user.
+# (trap, or the SUFFIXes; mode is made at its first write, once the helper has spoken), 0600 (a
+# write keeps their mode), each new (noclobber: O_EXCL, so nothing planted there is followed) or
+# found made by this user.
 _tmux_run_create() {
   local - um REPLY ok=0 b=$1 s
   shift
-  (($#)) || set -- trap mode
+  (($#)) || set -- trap
   set -C
   _tmux_run_umask
   um=$REPLY

@@ -18,6 +18,7 @@ import { nativeSpawn, spawnKind } from './native-spawn.js';
 import { assertReadOnly } from './tmux.js';
 import {
   answerOf,
+  killClient,
   screenEnv,
   screenQuery,
   TIMEOUT_MS,
@@ -114,12 +115,7 @@ export function holdQuery(socket: string, args: readonly string[], holdMs: numbe
     stdin = -1;
   };
   const kill = (): void => {
-    if (ended) return;
-    try {
-      process.kill(s.pid, 'SIGKILL');
-    } catch {
-      // Gone already (reaped, its end not told yet): nothing to end.
-    }
+    if (!ended) killClient(s.pid);
   };
   let timer = setTimeout(() => held.drop(), holdMs);
   timer.unref();

@@ -125,6 +125,15 @@ export function answerOf(
   return answer;
 }
 
+/** SIGKILLs a tmux client of ours; one gone already (reaped, its end not told yet) is no error. */
+export function killClient(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Nothing to end.
+  }
+}
+
 /**
  * `tmux -S SOCKET ARGS...` (read-only questions) through the native spawn; resolves stdout, as
  * soon as `whole` says it is all there when given. Killed after TIMEOUT_MS unless it ended.
@@ -137,7 +146,7 @@ export async function screenQuery(socket: string, args: string[], whole?: WholeA
   let exited!: (v: Ended) => void;
   const end = new Promise<Ended>((r) => (exited = r));
   const s = nativeSpawn([bin, '-S', socket, ...args], env, '/', (code, signal) => exited({ code, signal }));
-  const timer = setTimeout(() => process.kill(s.pid, 'SIGKILL'), TIMEOUT_MS);
+  const timer = setTimeout(() => killClient(s.pid), TIMEOUT_MS);
   void end.then(() => clearTimeout(timer));
   return answerOf(s.stdoutFd, s.stderrFd, end, () => whole);
 }

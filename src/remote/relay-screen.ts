@@ -12,7 +12,7 @@
 // (src/core/os/held-query.ts); at most one is held, let go unasked after SPARE_MS. The answer goes
 // as soon as tmux printed all of it (screenAnswered), before the client has exited.
 import { MAX_SCREEN_TEXT, type RelayMessage } from '../core/enrollment/remote-link.js';
-import { screenAnswered, screenArgs } from '../core/os/screen-questions.js';
+import { screenArgs } from '../core/os/screen-questions.js';
 import { askHeld, holdQuery, SCREEN_HOLD_RENEW_MS, SPARE_MS, type HeldQuery } from '../core/os/held-query.js';
 import type { Transport } from '../core/protocol/transport.js';
 
@@ -62,7 +62,7 @@ export class RelayScreen {
     this.held = undefined;
     let reply: RelayMessage;
     try {
-      const out = await askHeld(held, this.pane.tmuxSocket, this.questions, this.log, undefined, screenAnswered);
+      const out = await askHeld(held, this.pane.tmuxSocket, this.questions, this.log);
       reply =
         out.length <= MAX_SCREEN_TEXT
           ? { type: 'screen', id, out }

@@ -14,7 +14,6 @@ import {
   checkPane,
   checkWith,
   parseScreen,
-  screenAnswered,
   screenArgs,
   type RenderedPrompt,
   type Screen,
@@ -104,7 +103,7 @@ export class PaneScreen {
       this.asked = true;
       if (held) letRun();
     };
-    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, asked, screenAnswered);
+    const out = askHeld(held, this.place.tmuxSocket, this.questions(), log, asked);
     return parseScreen(await out);
   }
 

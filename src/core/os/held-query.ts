@@ -16,6 +16,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import { nativeSpawn, spawnKind } from './native-spawn.js';
 import { assertReadOnly } from './tmux.js';
+import { screenAnswered } from './screen-questions.js';
 import {
   answerOf,
   killClient,
@@ -148,7 +149,8 @@ export function holdQuery(socket: string, args: readonly string[], holdMs: numbe
 
 /**
  * Asks the read-only questions `args` of the tmux server at `socket`: through `held` (holding them
- * already) when there is one, else directly. A held call that fails is made again directly (later: after the same moment);
+ * already) when there is one, else directly; the answer taken once `whole` says it is all there
+ * (the screen check's questions by default: screenAnswered). A held call that fails is made again directly (later: after the same moment);
  * when that works, this tmux cannot serve a held client, and none is held from now on (`log` says so).
  */
 export async function askHeld(
@@ -157,7 +159,7 @@ export async function askHeld(
   args: readonly string[],
   log: (line: string) => void,
   asked: () => void = () => undefined,
-  whole?: WholeAnswer,
+  whole: WholeAnswer = screenAnswered,
 ): Promise<string> {
   if (!held) return screenQuery(socket, [...args], whole);
   try {

@@ -208,7 +208,7 @@ _tmux_run_has_hook() {
 # revocation, a lost helper), notices a helper that is gone, keeps the hooks in place, reports the
 # mode, and marks the shell idle at its primary prompt.
 _tmux_run_prompt_served() {
-  [[ -n ${_tmux_run_base-} ]] && trap -p DEBUG 2>/dev/null >|"$_tmux_run_base.trap"
+  [[ -n ${_tmux_run_base-} ]] && { trap -p DEBUG; printf '\0'; } 2>/dev/null 1<>"$_tmux_run_base.trap"
   _tmux_run_check
   if [[ -n ${_tmux_run_said-} ]]; then
     printf '%s\n' "$_tmux_run_said" >&2
@@ -264,7 +264,7 @@ _tmux_run_check() {
 # says nothing for 10 seconds is stopped.
 _tmux_run_starting() {
   local now
-  printf -v now '%(%s)T' -1
+  _tmux_run_clock now
   ((now - _tmux_run_since < 10)) && return 0
   _tmux_run_serve && _tmux_run_failed "the helper did not become ready within 10 seconds"
 }
@@ -493,7 +493,7 @@ _tmux_run_relaunch() {
   _tmux_run_remove "$old".{msg,new,old,ans,mode,env,trap,check,log}
   _tmux_run_launch "$_tmux_run_base" "$_tmux_run_node" "$_tmux_run_root/dist/helper/main.js"
   _tmux_run_generation= _tmux_run_enrollment= _tmux_run_answered= _tmux_run_mode_sent=
-  printf -v _tmux_run_since '%(%s)T' -1
+  _tmux_run_clock _tmux_run_since
   return 0
 }
 
@@ -650,7 +650,9 @@ _tmux_run_snapshot() {
   local -a _tmux_run_kv=() _tmux_run_names=()
   set +u -C
   if [[ -z $_tmux_run_exact ]]; then
-    compgen -e 2>/dev/null >|"$_tmux_run_base.trap" && mapfile -t _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
+    # (Written over, ended by a NUL: _tmux_run_trap_of.)
+    { compgen -e; printf '\0'; } 2>/dev/null 1<>"$_tmux_run_base.trap" &&
+      IFS=$'\n' read -r -d '' -a _tmux_run_names 2>/dev/null <"$_tmux_run_base.trap"
     for _tmux_run_n in "${_tmux_run_names[@]}"; do _tmux_run_kv+=("$_tmux_run_n=${!_tmux_run_n}"); done
   fi
   local REPLY um
@@ -822,7 +824,7 @@ _tmux_run_wake() {
   [[ -n ${_tmux_run_dormant-} ]] || return 0
   _tmux_run_node=${TMUX_RUN_NODE:-node}
   _tmux_run_launch "$_tmux_run_base" "$_tmux_run_node" "$_tmux_run_root/dist/helper/main.js" "$_tmux_run_enrollment"
-  printf -v _tmux_run_since '%(%s)T' -1
+  _tmux_run_clock _tmux_run_since
   _tmux_run_waking=1
   # The new helper numbers its notices from 1 again.
   _tmux_run_noticed=0
@@ -847,7 +849,7 @@ _tmux_run_wake_pending() {
     E\ *) why=${line#E } ;;
   esac
   if [[ -z $why ]] && kill -0 "$_tmux_run_helper_pid" 2>/dev/null; then
-    printf -v now '%(%s)T' -1
+    _tmux_run_clock now
     ((now - _tmux_run_since < 10)) && return 0
     why="the helper did not become ready within 10 seconds"
   elif [[ -z $why ]]; then

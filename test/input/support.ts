@@ -1,6 +1,8 @@
 // Shared pieces of the input suites: tmux_run_input and tmux_run_screen through the SDK Client,
-// each result checked against the published contract with ajv; the cases every local shell shows
-// (a password prompt, `tmux-run attach` from a second window).
+// each result checked against the published contract with ajv; the cases every shell shows, local
+// or at the far end of ssh (test/remote/support.ts): a password prompt, `tmux-run attach` from a
+// second window.
+import { userInfo } from 'node:os';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -10,6 +12,7 @@ import { loadContract } from '../mcp/support.js';
 import { finalOf, heldRuns, runIdOf, start, targetOf, wait } from '../long/support.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { CLI_BIN } from '../../lab/product.js';
+import { notice } from '../../lab/notices.js';
 import type { Pane as TmuxPane } from '../../lab/pane.js';
 
 const Ajv2020 = Ajv2020Module.default ?? Ajv2020Module;
@@ -91,20 +94,32 @@ export async function running(client: Client, l: PaneListing, run_id: string): P
   return p!;
 }
 
+/** How a case starts a terminal run in its pane, and whose it is (local or at the far end of ssh). */
+export interface RunsAs {
+  /** tmux_run_start's structured part (default: one call; a far pane's suite asks again while its shell is not yet reading). */
+  start?: (script: string, extra: Record<string, unknown>) => Promise<Record<string, any>>;
+  /** The user the run runs as (default: this process's; at the far end, the remote user). */
+  user?: string;
+}
+
+const starter = (client: Client, listing: PaneListing, how: RunsAs) =>
+  how.start ?? ((script: string, extra: Record<string, unknown>) => start(client, listing, script, extra));
+
 /**
- * A terminal run at a password prompt (stty -echo) in `pane`: tmux_run_screen and tmux_run_wait say
- * echo: false, the screen's text names `tmux-run attach`, and the pane's shell draws the notice
- * naming `tmux-run attach RUN` (`notice: false`: a shell that draws none, bash on the screen check,
- * shows no line of the run at all); the answer given is echoed neither by the run nor in the pane.
+ * A terminal run at a password prompt (stty -echo) in `pane`, local or far: tmux_run_screen and
+ * tmux_run_wait say echo: false, the screen's text names `tmux-run attach`, and the pane's shell
+ * draws the notice naming `tmux-run attach RUN` (`notice: false`: a shell that draws none, bash on
+ * the screen check, shows no line of the run at all); the answer given is echoed neither by the run
+ * nor in the pane.
  */
 export async function expectPasswordPrompt(
   client: Client,
   listing: PaneListing,
   pane: TmuxPane,
-  { notice = true }: { notice?: boolean } = {},
+  { notice: drawn = true, ...how }: { notice?: boolean } & RunsAs = {},
 ): Promise<void> {
   const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
-  const id = runIdOf(await start(client, listing, script, { input: 'terminal' }));
+  const id = runIdOf(await starter(client, listing, how)(script, { input: 'terminal' }));
   const id8 = id.slice(0, 8);
   await running(client, listing, id);
   const d = await screenUntil(client, listing, id, (d) => d.echo === false, 'echo off');
@@ -113,25 +128,31 @@ export async function expectPasswordPrompt(
   expect(await screenText(client, listing, id)).toContain(
     'echo off (a password prompt?): the person can answer it with tmux-run attach',
   );
-  if (notice) await pane.waitFor((s) => s.includes(`tmux-run attach ${id8}`), 8000);
+  if (drawn) await pane.waitFor((s) => s.includes(notice.echoOff(id8)), 8000);
   await input(client, listing, id, 'hunter2\r');
   const final = await finalOf(client, listing, id);
   expect(final.data.stdout.data).toContain('length 7');
   expect(final.data.stdout.data).not.toContain('hunter2');
   const shown = await pane.capture();
   expect(shown).not.toContain('hunter2');
-  if (!notice) expect(shown).not.toContain(`tmux-run: run ${id8}`);
+  if (!drawn) expect(shown).not.toContain(`tmux-run: run ${id8}`);
 }
 
 /**
- * `tmux-run attach` typed in the person's second window (`person`) takes over a terminal run of
- * `listing`'s pane: the run's screen is redrawn there, the agent's input is refused run_attached
- * meanwhile, the person's keys reach the run, Ctrl-] gives their terminal back as it was, and the
- * run goes on with the agent's input.
+ * `tmux-run attach` typed in the person's second window (`person`, always local) takes over a
+ * terminal run of `listing`'s pane, local or far: the run's screen is redrawn there, the agent's
+ * input is refused run_attached meanwhile, the person's keys reach the run (as its user), Ctrl-]
+ * gives their terminal back as it was, and the run goes on with the agent's input.
  */
-export async function expectAttach(client: Client, listing: PaneListing, person: TmuxPane): Promise<void> {
-  const script = `printf 'name? '; read name; echo "hello $name"; printf 'more? '; read more; echo "more=$more"`;
-  const id = runIdOf(await start(client, listing, script, { input: 'terminal' }));
+export async function expectAttach(
+  client: Client,
+  listing: PaneListing,
+  person: TmuxPane,
+  how: RunsAs = {},
+): Promise<void> {
+  const hello = `hello Alice from ${how.user ?? userInfo().username}`;
+  const script = `printf 'name? '; read name; echo "hello $name from $(id -un)"; printf 'more? '; read more; echo "more=$more"`;
+  const id = runIdOf(await starter(client, listing, how)(script, { input: 'terminal' }));
   const id8 = id.slice(0, 8);
   await screenUntil(client, listing, id, (d) => d.lines[0] === 'name?', 'the question');
   await person.run('echo before-attach');
@@ -145,7 +166,7 @@ export async function expectAttach(client: Client, listing: PaneListing, person:
   expect(refused.error).toMatchObject({ code: 'run_attached', delivery: 'observed' });
   // The person's keys reach the run.
   await person.type('Alice', { enter: true });
-  await person.waitFor((s) => s.includes('hello Alice') && s.includes('more?'));
+  await person.waitFor((s) => s.includes(hello) && s.includes('more?'));
   // Ctrl-]: the person's terminal is back as it was, and the run goes on.
   await person.server.tmux(['send-keys', '-t', person.id, 'C-]']);
   const back = await person.waitFor((s) => s.includes('before-attach') && s.includes(`detached from run ${id8}`));
@@ -154,7 +175,7 @@ export async function expectAttach(client: Client, listing: PaneListing, person:
   expect((await screen(client, listing, id)).data.attached).toBe(false);
   expect((await input(client, listing, id, 'Bob\r')).ok).toBe(true);
   const final = await finalOf(client, listing, id);
-  expect(final.data.stdout.data).toContain('hello Alice');
+  expect(final.data.stdout.data).toContain(hello);
   expect(final.data.stdout.data, JSON.stringify(final.data.stdout.data)).toContain('more=Bob');
   expect(final.data.stdout.data).not.toContain('agent');
 }

@@ -13,7 +13,8 @@ import { ok } from '../mcp/support.js';
 import { cancel, finalOf, readAll, readOutput, runIdOf, start } from '../long/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
-import { itShowsTheSharedCases, notice, remoteListings, typeAtFar, useRemote, type Far } from './support.js';
+import { notice } from '../../lab/notices.js';
+import { itShowsTheSharedCases, remoteListings, typeAtFar, useRemote, type Far } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 

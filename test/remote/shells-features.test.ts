@@ -15,21 +15,13 @@ import { callRun, type McpHandle, type RunCall } from '../../lab/mcp.js';
 import { runCli } from '../../lab/cli.js';
 import { productEnv } from '../../lab/product.js';
 import { waitUntil } from '../../lab/waiting.js';
+import { notice } from '../../lab/notices.js';
 import { ok } from '../mcp/support.js';
-import { cancel, finalOf, heldRuns, runIdOf, start, targetOf, wait } from '../long/support.js';
-import { input, screenUntil } from '../input/support.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { cancel, heldRuns, runIdOf, start } from '../long/support.js';
+import { expectPasswordPrompt } from '../input/support.js';
 import { press, QUESTION } from '../ask/support.js';
 import { sshdAvailable, userCmdlines } from './sshd.js';
-import {
-  itShowsTheSharedCases,
-  notice,
-  remoteListings,
-  typeAtFar,
-  useRemote,
-  type Far,
-  type Remote,
-} from './support.js';
+import { itShowsTheSharedCases, remoteListings, typeAtFar, useRemote, type Far, type Remote } from './support.js';
 import type { Pane } from '../../lab/pane.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 
@@ -293,27 +285,7 @@ for (const c of CASES) {
             'the bash without its builtin listed',
           );
           expect(listing).toMatchObject({ editor_check: 'screen', host: { destination: c.user } });
-          const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
-          const id = runIdOf(await startReady(script, { input: 'terminal' }));
-          await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
-          expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
-          // The agent is told, in the screen's text, that the person can answer it.
-          const text = (await mcp.client.callTool({
-            name: 'tmux_run_screen',
-            arguments: { target: targetOf(listing), run_id: id },
-          })) as CallToolResult;
-          expect(text.content.find((c) => c.type === 'text')).toMatchObject({
-            text: expect.stringContaining(
-              'echo off (a password prompt?): the person can answer it with tmux-run attach',
-            ),
-          });
-          await input(mcp.client, listing, id, 'hunter2\r');
-          const final = await finalOf(mcp.client, listing, id);
-          expect(final.data.stdout.data).toContain('length 7');
-          // No notice drawn (neither the run's start nor its echo off), nothing of the answer.
-          const shown = await pane.capture();
-          expect(shown).not.toContain(`tmux-run: run ${id.slice(0, 8)}`);
-          expect(shown).not.toContain('hunter2');
+          await expectPasswordPrompt(mcp.client, listing, pane, { notice: false, start: startReady });
         });
       }
 

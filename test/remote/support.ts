@@ -1,7 +1,8 @@
 // What the remote suites share: a test sshd with one remote user of a given login shell, set up
 // with `tmux-run setup --remote` from the harness server's home, the line the person types, and
 // the cases every far shell's features suite shows (a REPL, a password prompt, attach, the queue,
-// background runs, watch).
+// background runs, watch; the password prompt and attach are the local panes' checks, from
+// test/input/support.ts, given how a run starts there and whose it is).
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { runCli, watchJson } from '../../lab/cli.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
 import { cancel, finalOf, heldRuns, runIdOf, wait } from '../long/support.js';
-import { input, running, screen, screenUntil } from '../input/support.js';
+import { expectAttach, expectPasswordPrompt, input, screen, screenUntil } from '../input/support.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
@@ -126,9 +127,9 @@ export interface Far {
   /** A local window of the person's. */
   readonly person: Pane;
   /** tmux_run_start's structured part (bash and fish: asked again while the far shell is not yet reading). */
-  start(script: string, extra?: Record<string, unknown>): Promise<Record<string, any>>;
+  readonly start: (script: string, extra?: Record<string, unknown>) => Promise<Record<string, any>>;
   /** tmux_run (the same). */
-  run(script: string): Promise<RunCall>;
+  readonly run: (script: string) => Promise<RunCall>;
 }
 
 /**
@@ -154,56 +155,6 @@ async function expectRepl(f: Far): Promise<void> {
   expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
   expect(final.data.stdout.data).toContain(want);
   expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
-}
-
-/**
- * A password prompt at the far end: the run's terminal says echo: false (tmux_run_screen and
- * tmux_run_wait), the far shell draws in the pane the notice naming `tmux-run attach RUN`, and the
- * answer given is not echoed.
- */
-async function expectPasswordPrompt(f: Far): Promise<void> {
-  const { mcp, listing } = f;
-  const script = `printf 'Password: '; stty -echo; read pw; stty echo; echo; echo "length \${#pw}"`;
-  const id = runIdOf(await f.start(script, { input: 'terminal' }));
-  const id8 = id.slice(0, 8);
-  await running(mcp.client, listing, id);
-  const d = await screenUntil(mcp.client, listing, id, (d) => d.echo === false, 'echo off');
-  expect(d.lines[0]).toBe('Password:');
-  expect((await wait(mcp.client, listing, id, 0)).pending).toMatchObject({ echo: false, input: 'terminal' });
-  await f.pane.waitFor((s) => s.includes(notice.echoOff(id8)), 8000);
-  await input(mcp.client, listing, id, 'hunter2\r');
-  const final = await finalOf(mcp.client, listing, id);
-  expect(final.data.stdout.data).toContain('length 7');
-  expect(final.data.stdout.data).not.toContain('hunter2');
-  expect(await f.pane.capture()).not.toContain('hunter2');
-}
-
-/**
- * `tmux-run attach` in the person's local window takes a far terminal run over: the agent is
- * refused run_attached meanwhile, Ctrl-] gives it back, and the run goes on with the agent's input.
- */
-async function expectAttach(f: Far): Promise<void> {
-  const { mcp, listing, person } = f;
-  const script = `printf 'name? '; read name; echo "hello $name from $(id -un)"; printf 'more? '; read more; echo "more=$more"`;
-  const id = runIdOf(await f.start(script, { input: 'terminal' }));
-  await screenUntil(mcp.client, listing, id, (d) => d.lines[0] === 'name?', 'the question');
-  await person.run('echo before-attach');
-  await person.type(`NO_COLOR=1 ${process.execPath} ${CLI_BIN} attach ${id.slice(0, 8)}`, { enter: true });
-  await person.waitFor((s) => s.trimStart().startsWith('name?') && !s.includes('before-attach'));
-  expect((await screen(mcp.client, listing, id)).data.attached).toBe(true);
-  expect((await heldRuns(mcp.client)).find((r) => r.run_id === id)).toMatchObject({ attached: true });
-  const refused = await input(mcp.client, listing, id, 'agent\r');
-  expect(refused.error).toMatchObject({ code: 'run_attached', delivery: 'observed' });
-  await person.type('Alice', { enter: true });
-  await person.waitFor((s) => s.includes(`hello Alice from ${f.user.name}`) && s.includes('more?'));
-  await f.scope.server.tmux(['send-keys', '-t', person.id, 'C-]']);
-  await person.waitFor((s) => s.includes('before-attach') && s.includes(`detached from run ${id.slice(0, 8)}`));
-  await person.waitForPrompt();
-  expect((await input(mcp.client, listing, id, 'Bob\r')).ok).toBe(true);
-  const final = await finalOf(mcp.client, listing, id);
-  expect(final.data.stdout.data).toContain(`hello Alice from ${f.user.name}`);
-  expect(final.data.stdout.data).toContain('more=Bob');
-  expect(final.data.stdout.data).not.toContain('agent');
 }
 
 /** The queue: a run waits behind the pane's current one (listed so), a queued run cancelled never runs. */
@@ -282,23 +233,17 @@ async function expectWatch(f: Far): Promise<void> {
 export function itShowsTheSharedCases(far: () => Far): void {
   it('drives a Python REPL at the far end through tmux_run_input and tmux_run_screen; exit() ends it with 0', () =>
     expectRepl(far()));
-  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', () =>
-    expectPasswordPrompt(far()));
-  it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', () =>
-    expectAttach(far()));
+  it('a password prompt at the far end: echo false, the remote shell names tmux-run attach in the pane', () => {
+    const f = far();
+    return expectPasswordPrompt(f.mcp.client, f.listing, f.pane, { start: f.start });
+  });
+  it('tmux-run attach in a local window takes a far terminal run over, refuses the agent meanwhile, and gives it back at Ctrl-]', () => {
+    const f = far();
+    return expectAttach(f.mcp.client, f.listing, f.person, { start: f.start, user: f.user.name });
+  });
   it("the queue: a run waits behind the pane's current one, a queued run cancelled never runs", () =>
     expectQueue(far()));
   it('background runs: the queue stays free, tmux_runs and `tmux-run runs` list them, `tmux-run stop` stops one', () =>
     expectBackground(far()));
   it('tmux-run watch here shows a far run: its start, its output as it comes, its end', () => expectWatch(far()));
 }
-
-/** A run's notice lines, as every shell draws them (`id8`: the run id's first 8 characters). */
-export const notice = {
-  started: (id8: string): string => `tmux-run: run ${id8} by tmux-run-tests 1.0.0 started (script sha256 `,
-  exited: (id8: string, status: number): RegExp =>
-    new RegExp(`tmux-run: run ${id8} by tmux-run-tests 1\\.0\\.0 exited ${status} after \\d+ ms`),
-  /** A terminal run's program turned echo off (helper/queue/dispatch.ts). */
-  echoOff: (id8: string): string =>
-    `tmux-run: run ${id8} by tmux-run-tests 1.0.0 waits for input with echo off (a password?); to answer it yourself: tmux-run attach ${id8}`,
-};

@@ -199,7 +199,7 @@ declare -ft _tmux_run_prompt
 # _tmux_run_trap_of SIGNAL: sets REPLY to the action of the shell's trap for SIGNAL ('' if none),
 # read back from `trap -p` through the channel's own 0600 file, without a fork. BASE.trap is written
 # over, not truncated (`1<>`), and ends at a NUL that `read -d ''` stops at: a truncation costs
-# ~0.2 ms a write on an ext4 /tmp (the inode goes on the journal's orphan list), a write over 0.02.
+# ~0.2 ms a write on an ext4 /tmp (timed; a tmpfs ~0.03), a write over it ~0.02 (BENCHMARKS.md).
 _tmux_run_trap_of() {
   local text=
   REPLY=

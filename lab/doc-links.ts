@@ -15,16 +15,19 @@ export function slug(heading: string): string {
     .replace(/ /g, '-');
 }
 
+/** A fenced code block (``` or ~~~), whole: what a page says inside one is code, not prose. */
+export const FENCED = /^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm;
+
 /** The text outside fenced code blocks and inline code spans (links there are not links). */
 function prose(markdown: string): string {
-  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
+  return markdown.replace(FENCED, '').replace(/(`+)[\s\S]*?\1/g, '');
 }
 
 /** The anchors of a page's headings (ATX headings outside code blocks), duplicates numbered. */
 export function anchorsOf(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  const text = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+  const text = markdown.replace(FENCED, '');
   for (const m of text.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
     const base = slug(m[1]!.replace(/`/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
     const n = seen.get(base) ?? 0;

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import ts from 'typescript';
+import { FENCED } from './doc-links.js';
 
 /** A title as written: literal parts, and holes (`${x}`, `%s`, `$name` of an `each`) between them. */
 export type TitlePattern = readonly (string | null)[];
@@ -90,7 +91,7 @@ export function namesTitle(name: string, title: TitlePattern): boolean {
 
 /** The page without fenced code blocks, each line kept (blank) so that line numbers stay true. */
 function withoutFences(markdown: string): string {
-  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, (block) => block.replace(/[^\n]/g, ''));
+  return markdown.replace(FENCED, (block) => block.replace(/[^\n]/g, ''));
 }
 
 /** A piece of a page: a test path, a legend letter (`(E)`), a letter naming files (`E ›`), a quote, a heading. */

@@ -113,7 +113,13 @@ _tmux_run_enroll() {
 # WINCH trap, puts the hook back.) It looks every 10 ms, in a read with a timeout from a descriptor
 # that never has data: a new pseudo-terminal's master (/dev/ptmx, no process), else the pipe of a
 # `sleep` (one fork, in the child). Then it reads shell/tmux-run-start.bash and becomes node there.
+# The child leaves the job table at once: by `disown -r` when it is the shell's only job (bash's
+# `disown PID` first fills a table of saved statuses sized by `ulimit -u`, 0.3-2 ms: BENCHMARKS.md;
+# -r drops running jobs without it), else (another job, or the child already ended) by its pid.
 _tmux_run_launch() {
+  local alone=
+  compgen -A job >/dev/null 2>&1
+  (($? == 1)) && alone=1
   (
     exec 2>/dev/null
     umask 077
@@ -135,6 +141,11 @@ _tmux_run_launch() {
     source "$_tmux_run_root/shell/tmux-run-start.bash" && _tmux_run_child "$@"
   ) &
   _tmux_run_helper_pid=$!
+  if [[ -n $alone ]]; then
+    disown -r
+    compgen -A job >/dev/null 2>&1
+    (($? == 1)) && return 0
+  fi
   disown "$_tmux_run_helper_pid" 2>/dev/null
 }
 

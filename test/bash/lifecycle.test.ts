@@ -30,6 +30,25 @@ async function expectEnded(helperPid: number): Promise<void> {
 }
 
 describe('enrolling a bash pane', () => {
+  it("leaves the person's jobs as they were and is no job itself: `jobs` and a bare `wait` as before", async () => {
+    // The helper's child leaves the job table by `disown -r` when it is the only job, else by its
+    // pid (shell/tmux-run.bash, _tmux_run_launch): either way `wait` must not wait for the helper,
+    // and a job of the person's must stay a job.
+    const alone = await bashPane(server);
+    const first = await enrollBash(alone);
+    expect(await alone.run('jobs; wait; echo "waited $?"', { timeoutMs: 5000 })).toBe('waited 0');
+    expect(helperChildren(await alone.shellPid())).toEqual([first.helper_pid]);
+    await alone.kill();
+
+    const pane = await bashPane(server, { rc: 'sleep 300 &' });
+    const listing = await enrollBash(pane);
+    expect(await pane.run('jobs -p | wc -l; jobs %sleep >/dev/null && echo kept')).toBe('1\nkept');
+    expect(await pane.run('kill %1; wait; echo "waited"', { timeoutMs: 5000 })).toMatch(/waited$/);
+    expect(helperChildren(await pane.shellPid())).toEqual([listing.helper_pid]);
+    expect(ok(checkRunResult((await callRun(mcp.client, listing, 'echo still')).result)).stdout.data).toBe('still\n');
+    await pane.kill();
+  });
+
   it('lists it with shell bash and editor_check exact (the builtin); files private; source twice is harmless', async () => {
     const pane = await bashPane(server);
     const shellPid = await pane.shellPid();

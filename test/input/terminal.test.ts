@@ -62,7 +62,14 @@ describe('input terminal', () => {
     expect(s.pending).toMatchObject({ input: 'terminal', attached: false, echo: true });
     await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
     await input(mcp.client, listing, id, 'print(6*7)\r');
-    const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes('42'), '42 on the screen');
+    // (Python writes its answer and its next prompt separately: the screen may show one without the other.)
+    const d = await screenUntil(
+      mcp.client,
+      listing,
+      id,
+      (d) => d.lines.includes('42') && d.lines[d.lines.indexOf('42') + 1] === '>>>',
+      '42, then the REPL prompt, on the screen',
+    );
     const at = d.lines.indexOf('42');
     expect(d.lines[at - 1]).toBe('>>> print(6*7)');
     expect(d.lines[at + 1]).toBe('>>>');

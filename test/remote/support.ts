@@ -141,20 +141,32 @@ async function expectRepl(f: Far): Promise<void> {
   const { mcp, listing } = f;
   const s = await f.start('exec python3 -q', { input: 'terminal' });
   const id = runIdOf(s);
-  expect(s.pending).toMatchObject({ input: 'terminal', attached: false });
-  await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
-  await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
-  const want = `${f.user.name} ${f.user.home} 42`;
-  const d = await screenUntil(mcp.client, listing, id, (d) => d.lines.includes(want), 'the answer on the screen');
-  expect(d.lines[d.lines.indexOf(want) + 1]).toBe('>>>');
-  expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
-  // Its terminal is its own, at the far end: never the pane's, and nothing of it on the pane's screen.
-  expect(await f.pane.capture()).not.toContain('getpass');
-  await input(mcp.client, listing, id, 'exit()\r');
-  const final = await finalOf(mcp.client, listing, id);
-  expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
-  expect(final.data.stdout.data).toContain(want);
-  expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
+  try {
+    expect(s.pending).toMatchObject({ input: 'terminal', attached: false });
+    await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
+    await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
+    const want = `${f.user.name} ${f.user.home} 42`;
+    // (Python writes its answer and its next prompt separately: the screen may show one without the other.)
+    const d = await screenUntil(
+      mcp.client,
+      listing,
+      id,
+      (d) => d.lines.includes(want) && d.lines[d.lines.indexOf(want) + 1] === '>>>',
+      'the answer, then the REPL prompt, on the screen',
+    );
+    expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
+    // Its terminal is its own, at the far end: never the pane's, and nothing of it on the pane's screen.
+    expect(await f.pane.capture()).not.toContain('getpass');
+    await input(mcp.client, listing, id, 'exit()\r');
+    const final = await finalOf(mcp.client, listing, id);
+    expect(final.data.completion).toEqual({ state: 'exited', exit_status: 0, signal: null });
+    expect(final.data.stdout.data).toContain(want);
+    expect((await screen(mcp.client, listing, id)).data).toMatchObject({ finished: true });
+  } catch (e) {
+    // A REPL left running would hold the pane for every case after this one.
+    await cancel(mcp.client, listing, id).catch(() => undefined);
+    throw e;
+  }
 }
 
 /** The queue: a run waits behind the pane's current one (listed so), a queued run cancelled never runs. */

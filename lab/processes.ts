@@ -13,11 +13,12 @@ interface ProcStat {
   startTime: string;
 }
 
-// Parse /proc/PID/stat; fields counted after the last ')' because comm may hold anything.
-function readStat(pid: number): ProcStat | undefined {
+// Parse /proc/PID/stat (or a thread's, /proc/PID/task/TID/stat); fields counted after the last ')'
+// because comm may hold anything.
+function readStat(pid: number, tid?: number): ProcStat | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'latin1');
   } catch {
     return undefined;
   }
@@ -40,7 +41,12 @@ export function allPids(): number[] {
     .map(Number);
 }
 
-/** True while pid names a running (not zombie) process; zombies count as gone since PID 1 may never reap them. */
+/**
+ * True while pid names a running (not zombie) process; zombies count as gone since PID 1 may never
+ * reap them. A multi-threaded process (Node) killed shows its first thread as a zombie while the
+ * others still exit, holding its descriptors (a listening socket still takes connections): it
+ * counts as running until every thread has exited.
+ */
 export function processAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   if (!existsSync('/proc/self/stat')) {
@@ -52,7 +58,18 @@ export function processAlive(pid: number): boolean {
     }
   }
   const stat = readStat(pid);
-  return stat !== undefined && running(stat);
+  if (stat === undefined) return false;
+  if (running(stat)) return true;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return false;
+  }
+  return tids.some((t) => {
+    const st = Number(t) === pid ? undefined : readStat(pid, Number(t));
+    return st !== undefined && running(st);
+  });
 }
 
 /** Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat), to tell a reused pid apart. */

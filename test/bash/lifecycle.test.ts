@@ -138,8 +138,8 @@ describe('enrolling a bash pane', () => {
     process.kill(listing.helper_pid, 'SIGKILL');
     await waitUntil(() => !processAlive(listing.helper_pid), 5000, 'the helper to die');
     const e = refusal(checkRunResult((await callRun(mcp.client, listing, 'true')).result));
-    expect(['not_enrolled', 'helper_unreachable', 'helper_lost']).toContain(e.code);
-    expect(e.effects.state).toBe('none');
+    expect(['not_enrolled', 'helper_unreachable', 'helper_lost'], JSON.stringify(e)).toContain(e.code);
+    expect(e.effects.state, JSON.stringify(e)).toBe('none');
     expect(await pane.run('echo alive')).toBe(
       `alive\ntmux-run: the helper for pane ${pane.id} exited; this pane is no longer enrolled (source ${BASH_SNIPPET} to enroll it again)`,
     );

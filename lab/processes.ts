@@ -67,7 +67,7 @@ export function processAlive(pid: number): boolean {
     return false;
   }
   return tids.some((t) => {
-    const st = Number(t) === pid ? undefined : readStat(pid, Number(t));
+    const st = readStat(pid, Number(t));
     return st !== undefined && running(st);
   });
 }

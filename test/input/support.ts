@@ -62,6 +62,13 @@ export const screen = (client: Client, l: Pane, run_id: string) =>
 export const screenText = async (client: Client, l: Pane, run_id: string): Promise<string> =>
   (await callWithText(client, 'tmux_run_screen', { target: targetOf(l), run_id })).text;
 
+/**
+ * Whether `line` stands on the screen with a REPL's prompt on the next line. A program writes its
+ * answer and its next prompt apart: a screen may show the one without the other yet.
+ */
+export const answeredAtPrompt = (lines: string[], line: string, prompt = '>>>'): boolean =>
+  lines.includes(line) && lines[lines.indexOf(line) + 1] === prompt;
+
 /** Polls the screen until `pred` holds; returns that screen. */
 export async function screenUntil(
   client: Client,

@@ -8,7 +8,7 @@ import { useServer } from '../../lab/lifecycle.js';
 import type { McpHandle } from '../../lab/mcp.js';
 import type { Pane } from '../../lab/pane.js';
 import { finalOf, runIdOf, start } from '../long/support.js';
-import { expectPasswordPrompt, input, screen, screenUntil } from './support.js';
+import { answeredAtPrompt, expectPasswordPrompt, input, screen, screenUntil } from './support.js';
 
 describe('input terminal', () => {
   const scope = useServer();
@@ -62,12 +62,11 @@ describe('input terminal', () => {
     expect(s.pending).toMatchObject({ input: 'terminal', attached: false, echo: true });
     await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
     await input(mcp.client, listing, id, 'print(6*7)\r');
-    // (Python writes its answer and its next prompt separately: the screen may show one without the other.)
     const d = await screenUntil(
       mcp.client,
       listing,
       id,
-      (d) => d.lines.includes('42') && d.lines[d.lines.indexOf('42') + 1] === '>>>',
+      (d) => answeredAtPrompt(d.lines, '42'),
       '42, then the REPL prompt, on the screen',
     );
     const at = d.lines.indexOf('42');

@@ -14,7 +14,7 @@ import { runCli, watchJson } from '../../lab/cli.js';
 import { waitUntil } from '../../lab/waiting.js';
 import { ok } from '../mcp/support.js';
 import { cancel, finalOf, heldRuns, runIdOf, wait } from '../long/support.js';
-import { expectAttach, expectPasswordPrompt, input, screen, screenUntil } from '../input/support.js';
+import { answeredAtPrompt, expectAttach, expectPasswordPrompt, input, screen, screenUntil } from '../input/support.js';
 import type { Scope } from '../../lab/scope.js';
 import type { PaneListing } from '../../src/broker/registry.js';
 import type { McpHandle } from '../../lab/mcp.js';
@@ -146,12 +146,11 @@ async function expectRepl(f: Far): Promise<void> {
     await screenUntil(mcp.client, listing, id, (d) => d.lines.some((l: string) => l === '>>>'), 'the REPL prompt');
     await input(mcp.client, listing, id, 'import getpass, os; print(getpass.getuser(), os.getcwd(), 6*7)\r');
     const want = `${f.user.name} ${f.user.home} 42`;
-    // (Python writes its answer and its next prompt separately: the screen may show one without the other.)
     const d = await screenUntil(
       mcp.client,
       listing,
       id,
-      (d) => d.lines.includes(want) && d.lines[d.lines.indexOf(want) + 1] === '>>>',
+      (d) => answeredAtPrompt(d.lines, want),
       'the answer, then the REPL prompt, on the screen',
     );
     expect(d).toMatchObject({ cols: 80, rows: 24, alternate: false, attached: false, finished: false });
